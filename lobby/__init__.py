@@ -1,0 +1,1 @@
+"""bean-lobby: the matchmaker that introduces players and then steps aside."""
