@@ -1,0 +1,1063 @@
+"""The whole game of Bohnanza (Rio Grande, 3 to 7 players) as a pure state machine.
+
+`apply(state, seat, action)` returns the next state or raises `RuleError` with a sentence a
+player can read; the state is never changed in place. Every peer, bot, replay and test runs this
+module, so it is the single source of the rules (../shared/RULES.md, project decisions first).
+
+Hidden cards: hands and the deck hold card *slots*, `Slot(epoch, position)`, a place in the
+deck of one shuffle epoch. The shared state learns a slot's card only when an action opens it:
+planting from the hand, offering or giving a hand card, or turning the face-up cards. An action
+that opens a hand card carries the card id its player claims; the shared deck (protocol.deck)
+proves the claim. What a player alone knows (its own hand) stays outside the shared state and
+is passed to `legal_actions` as `hand`.
+
+The engine never picks a card or a field on a player's behalf. Transitions that need nobody's
+decision (the end of step 1 after a second planting, the end of step 3, the step-4 draw, the next
+turn, the final scoring) happen inside `apply`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections import Counter
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Set as AbstractSet
+from dataclasses import dataclass, replace
+from enum import StrEnum
+from itertools import combinations
+from typing import Any, NamedTuple, Protocol
+
+import msgpack
+
+from protocol.cards import Bean, Card, Setup, bean_of, coins, setup_for
+
+
+class RuleError(Exception):
+    """An action the rules do not allow now; the message says which rule and what is legal."""
+
+
+class SingletonRule(StrEnum):
+    """When may a field holding a single bean be harvested (RULES.md section 5)?"""
+
+    # Not while the same player has a field of two or more; next to an empty field, yes.
+    PROTECT_IF_ANY_FIELD_HAS_2PLUS = "protect_if_any_field_has_2plus"
+    # Only when every one of the player's fields holds exactly one card.
+    RIO_GRANDE_LITERAL = "rio_grande_literal"
+
+
+@dataclass(frozen=True)
+class Options:
+    singleton_rule: SingletonRule = SingletonRule.PROTECT_IF_ANY_FIELD_HAS_2PLUS
+
+
+class Phase(StrEnum):
+    PLANT = "plant"  # step 1: the active player plants from the front of its hand
+    REVEAL = "reveal"  # step 2 begins: the face-up cards are being opened to everyone
+    TRADE = "trade"  # step 2: trading and gifts
+    PLANT_PENDING = "plant-pending"  # step 3: everyone plants the cards it received or kept
+    OVER = "over"
+
+
+class Slot(NamedTuple):
+    """A position in the shuffled deck of one epoch (0: the deal; n: the n-th reshuffle)."""
+
+    epoch: int
+    position: int
+
+
+@dataclass(frozen=True)
+class HandCard:
+    slot: Slot
+    card: Card | None = None  # None while only its holder knows it
+
+
+@dataclass(frozen=True)
+class Player:
+    hand: tuple[HandCard, ...]  # front first; the order never changes but by removal or draw
+    fields: tuple[tuple[Card, ...], ...]  # 2 or 3 fields, each in planting order
+    earnings: tuple[Card, ...]  # coin cards, the most recently earned last
+    pending: tuple[Card, ...] = ()  # received or kept in step 2, to be planted in step 3
+
+
+@dataclass(frozen=True)
+class Offer:
+    """A trade proposal; immutable, a change is a new offer. A gift wants nothing."""
+
+    id: int
+    maker: int
+    to: int | None  # None: to every other player (only the active player may)
+    give_hand: tuple[Slot, ...]  # the maker's hand cards, opened when the offer is made
+    give_face_up: tuple[Card, ...]  # the active player's face-up cards
+    want_cards: tuple[Card, ...]  # specific visible cards of the accepter
+    want_beans: tuple[tuple[Bean, int], ...]  # bean types (with counts) from the accepter's hand
+
+    @property
+    def is_gift(self) -> bool:
+        return not self.want_cards and not self.want_beans
+
+
+@dataclass(frozen=True)
+class Deck:
+    epoch: int
+    drawn: int
+    size: int
+
+    @property
+    def remaining(self) -> int:
+        return self.size - self.drawn
+
+
+@dataclass(frozen=True)
+class Result:
+    scores: tuple[int, ...]
+    hand_counts: tuple[int, ...]
+    winners: tuple[int, ...]  # more than one: a shared win
+
+
+@dataclass(frozen=True)
+class State:
+    setup: Setup
+    options: Options
+    start_player: int
+    players: tuple[Player, ...]
+    active: int
+    turn: int
+    phase: Phase
+    planted: int  # cards planted in step 1 of this turn
+    reveal_slots: tuple[Slot, ...]  # phase REVEAL: the slots being turned face up
+    face_up: tuple[Card, ...]  # the active player's trading area
+    offers: tuple[Offer, ...]
+    rejections: frozenset[tuple[int, int]]  # (offer id, seat) for offers made to everyone
+    next_offer_id: int
+    deck: Deck
+    epochs: tuple[tuple[Card, ...], ...]  # the cards of each epoch's deck, ascending
+    hidden: tuple[frozenset[Card], ...]  # per epoch: its cards not yet opened
+    discard: tuple[Card, ...]
+    exhaustions: int
+    ends_after_step3: bool  # the final exhaustion happened while turning the face-up cards
+    result: Result | None = None
+
+
+# ---------------------------------------------------------------------------------------------
+# Actions
+
+
+@dataclass(frozen=True)
+class Plant:
+    """Step 1: plant the front card of the hand (claimed to be `card`) into a field."""
+
+    field: int
+    card: Card
+
+
+@dataclass(frozen=True)
+class EndPlanting:
+    """Step 1: stop after the first planting."""
+
+
+@dataclass(frozen=True)
+class RevealFaceUp:
+    """Not a player's choice: the face-up cards, opened jointly; applied with seat None."""
+
+    cards: tuple[Card, ...]
+
+
+@dataclass(frozen=True)
+class Harvest:
+    field: int
+
+
+@dataclass(frozen=True)
+class BuyField:
+    pass
+
+
+@dataclass(frozen=True)
+class MakeOffer:
+    to: int | None
+    give_hand: tuple[tuple[Slot, Card], ...] = ()  # hand slots and the cards they hold
+    give_face_up: tuple[Card, ...] = ()
+    want_cards: tuple[Card, ...] = ()
+    want_beans: tuple[tuple[Bean, int], ...] = ()
+
+
+@dataclass(frozen=True)
+class Accept:
+    offer: int
+    give_hand: tuple[tuple[Slot, Card], ...] = ()  # the hand cards that meet the wanted beans
+
+
+@dataclass(frozen=True)
+class Reject:
+    offer: int
+
+
+@dataclass(frozen=True)
+class Withdraw:
+    offer: int
+
+
+@dataclass(frozen=True)
+class EndTrading:
+    pass
+
+
+@dataclass(frozen=True)
+class PlantPending:
+    card: Card
+    field: int
+
+
+Action = (
+    Plant
+    | EndPlanting
+    | RevealFaceUp
+    | Harvest
+    | BuyField
+    | MakeOffer
+    | Accept
+    | Reject
+    | Withdraw
+    | EndTrading
+    | PlantPending
+)
+
+MAX_OPEN_OFFERS_PER_PLAYER = 16  # a bound against flooding the table; far above real play
+MAX_BEANS_WANTED = 24  # no bean type has more cards
+
+
+# ---------------------------------------------------------------------------------------------
+# Set-up
+
+
+def new_game(players: int, start_player: int, options: Options | None = None) -> State:
+    """A new game: epoch 0 holds every card; hands are dealt one card at a time, clockwise from
+    the start player, skipping players whose hand is complete (6-7 players: 3/4/5/6...)."""
+    setup = setup_for(players)
+    if not 0 <= start_player < players:
+        raise ValueError(f"the start player must be a seat from 0 to {players - 1}")
+    deck_cards = setup.deck
+    need = {(start_player + i) % players: size for i, size in enumerate(setup.hand_sizes)}
+    hands: dict[int, list[HandCard]] = {seat: [] for seat in range(players)}
+    dealt = 0
+    while any(len(hands[seat]) < need[seat] for seat in range(players)):
+        for i in range(players):
+            seat = (start_player + i) % players
+            if len(hands[seat]) < need[seat]:
+                hands[seat].append(HandCard(Slot(0, dealt)))
+                dealt += 1
+    return State(
+        setup=setup,
+        options=options or Options(),
+        start_player=start_player,
+        players=tuple(
+            Player(tuple(hands[seat]), ((),) * setup.start_fields, ()) for seat in range(players)
+        ),
+        active=start_player,
+        turn=1,
+        phase=Phase.PLANT,
+        planted=0,
+        reveal_slots=(),
+        face_up=(),
+        offers=(),
+        rejections=frozenset(),
+        next_offer_id=1,
+        deck=Deck(0, dealt, len(deck_cards)),
+        epochs=(deck_cards,),
+        hidden=(frozenset(deck_cards),),
+        discard=(),
+        exhaustions=0,
+        ends_after_step3=False,
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# Applying actions: a mutable draft of the state, frozen again at the end. On RuleError the
+# draft is dropped, so a refused action changes nothing.
+
+
+@dataclass
+class _PlayerDraft:
+    hand: list[HandCard]
+    fields: list[list[Card]]
+    earnings: list[Card]
+    pending: list[Card]
+
+
+@dataclass
+class _Draft:
+    """A mutable copy of a State for the length of one `apply`."""
+
+    setup: Setup
+    options: Options
+    start_player: int
+    players: list[_PlayerDraft]
+    active: int
+    turn: int
+    phase: Phase
+    planted: int
+    reveal_slots: tuple[Slot, ...]
+    face_up: list[Card]
+    offers: list[Offer]
+    rejections: set[tuple[int, int]]
+    next_offer_id: int
+    deck: Deck
+    epochs: list[tuple[Card, ...]]
+    hidden: list[set[Card]]
+    discard: list[Card]
+    exhaustions: int
+    ends_after_step3: bool
+    result: Result | None
+    ending: bool = False  # a draw has just triggered the end of the game
+
+    @classmethod
+    def of(cls, s: State) -> _Draft:
+        return cls(
+            setup=s.setup,
+            options=s.options,
+            start_player=s.start_player,
+            players=[
+                _PlayerDraft(
+                    list(p.hand), [list(f) for f in p.fields], list(p.earnings), list(p.pending)
+                )
+                for p in s.players
+            ],
+            active=s.active,
+            turn=s.turn,
+            phase=s.phase,
+            planted=s.planted,
+            reveal_slots=s.reveal_slots,
+            face_up=list(s.face_up),
+            offers=list(s.offers),
+            rejections=set(s.rejections),
+            next_offer_id=s.next_offer_id,
+            deck=s.deck,
+            epochs=list(s.epochs),
+            hidden=[set(h) for h in s.hidden],
+            discard=list(s.discard),
+            exhaustions=s.exhaustions,
+            ends_after_step3=s.ends_after_step3,
+            result=s.result,
+        )
+
+    def freeze(self) -> State:
+        return State(
+            setup=self.setup,
+            options=self.options,
+            start_player=self.start_player,
+            players=tuple(
+                Player(
+                    tuple(p.hand),
+                    tuple(tuple(f) for f in p.fields),
+                    tuple(p.earnings),
+                    tuple(p.pending),
+                )
+                for p in self.players
+            ),
+            active=self.active,
+            turn=self.turn,
+            phase=self.phase,
+            planted=self.planted,
+            reveal_slots=self.reveal_slots,
+            face_up=tuple(self.face_up),
+            offers=tuple(self.offers),
+            rejections=frozenset(self.rejections),
+            next_offer_id=self.next_offer_id,
+            deck=self.deck,
+            epochs=tuple(self.epochs),
+            hidden=tuple(frozenset(h) for h in self.hidden),
+            discard=tuple(self.discard),
+            exhaustions=self.exhaustions,
+            ends_after_step3=self.ends_after_step3,
+            result=self.result,
+        )
+
+
+def apply(state: State, seat: int | None, action: Action) -> State:
+    """The state after `seat` does `action`, or RuleError. Seat None is the table itself, which
+    turns the face-up cards once all players have opened them together."""
+    if state.phase is Phase.OVER:
+        raise RuleError("the game is over")
+    draft = _Draft.of(state)
+    if seat is None:
+        if not isinstance(action, RevealFaceUp):
+            raise RuleError("the table itself only turns the face-up cards")
+        _reveal_face_up(draft, action)
+        return draft.freeze()
+    if not 0 <= seat < len(state.players):
+        raise RuleError(f"there is no seat {seat}")
+    handler = _HANDLERS.get(type(action))
+    if handler is None:
+        raise RuleError(f"{type(action).__name__} is not something a player does")
+    handler(draft, seat, action)
+    return draft.freeze()
+
+
+def _phase_text(phase: Phase) -> str:
+    return {
+        Phase.PLANT: "step 1 (planting from the hand)",
+        Phase.REVEAL: "step 2 (turning the face-up cards)",
+        Phase.TRADE: "step 2 (trading)",
+        Phase.PLANT_PENDING: "step 3 (planting traded cards)",
+        Phase.OVER: "the end",
+    }[phase]
+
+
+def _field_name(index: int) -> str:
+    return f"field {index + 1}"
+
+
+def _fits(fields: Sequence[Sequence[Card]], index: int, card: Card) -> bool:
+    return not fields[index] or bean_of(fields[index][0]) == bean_of(card)
+
+
+def _check_field(draft: _Draft, seat: int, index: int) -> list[Card]:
+    fields = draft.players[seat].fields
+    if not 0 <= index < len(fields):
+        raise RuleError(f"you have {len(fields)} fields; there is no {_field_name(index)}")
+    return fields[index]
+
+
+def _check_fits(draft: _Draft, seat: int, index: int, card: Card) -> None:
+    target = _check_field(draft, seat, index)
+    fields = draft.players[seat].fields
+    if not _fits(fields, index, card):
+        bean = bean_of(card)
+        fitting = [_field_name(i) for i in range(len(fields)) if _fits(fields, i, card)]
+        legal = f"; it fits {' or '.join(fitting)}" if fitting else "; harvest a field first"
+        raise RuleError(
+            f"{_field_name(index)} holds {bean_of(target[0])}; {bean} needs an empty field "
+            f"or a {bean} field{legal}"
+        )
+
+
+def _claim(draft: _Draft, seat: int, slot: Slot, card: Card) -> HandCard:
+    """Open a hand card: the slot must be in the seat's hand and the claimed card able to be
+    there. Whether it really is there, the shared deck proves."""
+    hand = draft.players[seat].hand
+    index = next((i for i, held in enumerate(hand) if held.slot == slot), None)
+    if index is None:
+        raise RuleError(f"that card (slot {slot.epoch}:{slot.position}) is not in your hand")
+    if hand[index].card is not None:
+        if hand[index].card != card:
+            raise RuleError(f"hand card {index + 1} is known to be another card")
+        return hand[index]
+    if not 0 <= slot.epoch < len(draft.hidden) or card not in draft.hidden[slot.epoch]:
+        raise RuleError(f"card {card} cannot be hand card {index + 1}")
+    draft.hidden[slot.epoch].discard(card)
+    hand[index] = HandCard(slot, card)
+    return hand[index]
+
+
+def _remove_from_hand(draft: _Draft, seat: int, slots: Iterable[Slot]) -> list[Card]:
+    """Take opened cards out of a hand, keeping the order of the rest."""
+    wanted = set(slots)
+    hand = draft.players[seat].hand
+    taken = [h.card for h in hand if h.slot in wanted and h.card is not None]
+    draft.players[seat].hand = [h for h in hand if h.slot not in wanted]
+    return taken
+
+
+# --- Steps 1, 3 and 4, the deck and the end ----------------------------------------------------
+
+
+def _plant(draft: _Draft, seat: int, action: Plant) -> None:
+    if draft.phase is not Phase.PLANT:
+        raise RuleError(
+            f"planting from the hand is step 1; the game is at {_phase_text(draft.phase)}"
+        )
+    if seat != draft.active:
+        raise RuleError("only the active player plants from the hand")
+    if draft.planted >= 2:
+        raise RuleError("at most two cards are planted from the hand in step 1")
+    player = draft.players[seat]
+    front = player.hand[0]  # step 1 is skipped on an empty hand, so there is a front card
+    _claim(draft, seat, front.slot, action.card)
+    _check_fits(draft, seat, action.field, action.card)
+    player.hand.pop(0)
+    player.fields[action.field].append(action.card)
+    draft.planted += 1
+    if draft.planted == 2 or not player.hand:
+        _begin_step2(draft)
+
+
+def _end_planting(draft: _Draft, seat: int, action: EndPlanting) -> None:
+    if draft.phase is not Phase.PLANT or seat != draft.active:
+        raise RuleError("only the active player ends its planting, in step 1")
+    if draft.planted == 0:
+        raise RuleError("the front card of your hand must be planted first")
+    _begin_step2(draft)
+
+
+def _begin_step2(draft: _Draft) -> None:
+    """Turn two cards face up; after the final exhaustion only those drawn (RULES.md section 7)."""
+    slots = _draw(draft, 2)
+    if draft.ending:
+        draft.ends_after_step3 = True
+    draft.reveal_slots = tuple(slots)
+    draft.phase = Phase.REVEAL if slots else Phase.TRADE
+
+
+def _reveal_face_up(draft: _Draft, action: RevealFaceUp) -> None:
+    if draft.phase is not Phase.REVEAL:
+        raise RuleError("no face-up cards are being turned now")
+    slots = draft.reveal_slots
+    if len(action.cards) != len(slots):
+        raise RuleError(f"{len(slots)} face-up cards are being turned, not {len(action.cards)}")
+    _distinct(action.cards, "face-up card")
+    for slot, card in zip(slots, action.cards, strict=True):
+        if card not in draft.hidden[slot.epoch]:
+            raise RuleError(f"card {card} cannot be in the deck at {slot.epoch}:{slot.position}")
+        draft.hidden[slot.epoch].discard(card)
+    draft.face_up.extend(action.cards)
+    draft.reveal_slots = ()
+    draft.phase = Phase.TRADE
+
+
+def _draw(draft: _Draft, count: int) -> list[Slot]:
+    """Take up to `count` slots from the deck. The deck is exhausted when its last card is drawn:
+    then the discard pile is reshuffled at once, or, at the final exhaustion, `draft.ending` is
+    set and drawing stops; the caller decides what the end means in its step."""
+    slots = []
+    for _ in range(count):
+        if draft.deck.remaining == 0:
+            # Only after a reshuffle of an empty discard pile: end as if the final exhaustion
+            # had come now (RULES.md section 7, last decision).
+            draft.ending = True
+            break
+        slots.append(Slot(draft.deck.epoch, draft.deck.drawn))
+        draft.deck = replace(draft.deck, drawn=draft.deck.drawn + 1)
+        if draft.deck.remaining == 0:
+            draft.exhaustions += 1
+            if draft.exhaustions >= draft.setup.exhaustions_to_end:
+                draft.ending = True
+                break
+            _reshuffle(draft)
+    return slots
+
+
+def _reshuffle(draft: _Draft) -> None:
+    """The discard pile becomes the deck of a new epoch; its order is the shared deck's secret."""
+    cards = tuple(sorted(draft.discard))
+    draft.epochs.append(cards)
+    draft.hidden.append(set(cards))
+    draft.discard.clear()
+    draft.deck = Deck(len(draft.epochs) - 1, 0, len(cards))
+
+
+def _plant_pending(draft: _Draft, seat: int, action: PlantPending) -> None:
+    if draft.phase is not Phase.PLANT_PENDING:
+        step = _phase_text(draft.phase)
+        raise RuleError(f"traded and kept cards are planted in step 3; the game is at {step}")
+    pending = draft.players[seat].pending
+    if action.card not in pending:
+        raise RuleError(f"card {action.card} is not among your cards to plant")
+    _check_fits(draft, seat, action.field, action.card)
+    pending.remove(action.card)
+    draft.players[seat].fields[action.field].append(action.card)
+    _after_planting_pending(draft)
+
+
+def _after_planting_pending(draft: _Draft) -> None:
+    """Once every pending card is planted: the end, or the step-4 draw and the next turn."""
+    if any(p.pending for p in draft.players):
+        return
+    if draft.ends_after_step3:
+        _finish(draft)
+        return
+    drawn = _draw(draft, draft.setup.draw_count)
+    draft.players[draft.active].hand.extend(HandCard(slot) for slot in drawn)
+    if draft.ending:
+        _finish(draft)  # the final exhaustion in step 4 ends the game at once
+        return
+    draft.active = (draft.active + 1) % len(draft.players)
+    draft.turn += 1
+    draft.planted = 0
+    draft.phase = Phase.PLANT
+    if not draft.players[draft.active].hand:
+        _begin_step2(draft)  # step 1 is skipped on an empty hand
+
+
+def _finish(draft: _Draft) -> None:
+    """Final scoring: every field is sold (single beans too); hand cards score nothing; a tie
+    goes to the most cards in hand, and is shared after that (RULES.md section 8)."""
+    for seat, player in enumerate(draft.players):
+        for index, cards in enumerate(player.fields):
+            if cards:
+                _sell(draft, seat, index)
+    scores = tuple(len(p.earnings) for p in draft.players)
+    hands = tuple(len(p.hand) for p in draft.players)
+    best = max(zip(scores, hands, strict=True))
+    winners = tuple(s for s in range(len(scores)) if (scores[s], hands[s]) == best)
+    draft.result = Result(scores, hands, winners)
+    draft.phase = Phase.OVER
+
+
+# --- Harvests and the third field (any player, at any time) -----------------------------------
+
+
+def _harvest_refusal(
+    fields: Sequence[Sequence[Card]], index: int, rule: SingletonRule
+) -> str | None:
+    """Why this field may not be harvested now, or None (the one-bean rule, RULES.md section 5)."""
+    target = fields[index]
+    if not target:
+        return f"{_field_name(index)} is empty"
+    if len(target) >= 2:
+        return None
+    bean = bean_of(target[0])
+    for i, other in enumerate(fields):
+        if len(other) >= 2:
+            return (
+                f"{_field_name(index)} holds a single {bean}; a single bean may not be harvested "
+                f"while {_field_name(i)} holds two or more (the one-bean rule)"
+            )
+    if rule is SingletonRule.RIO_GRANDE_LITERAL and any(not f for f in fields):
+        return (
+            f"{_field_name(index)} holds a single {bean}; under the literal Rio Grande rule a "
+            "single bean is harvested only when every field holds exactly one card"
+        )
+    return None
+
+
+def _harvest(draft: _Draft, seat: int, action: Harvest) -> None:
+    _check_field(draft, seat, action.field)
+    refusal = _harvest_refusal(
+        draft.players[seat].fields, action.field, draft.options.singleton_rule
+    )
+    if refusal:
+        raise RuleError(refusal)
+    _sell(draft, seat, action.field)
+
+
+def _sell(draft: _Draft, seat: int, index: int) -> None:
+    """Sell the whole field: as many cards as the beanometer pays turn into coins on the
+    earnings stack; the rest go face up onto the discard pile."""
+    player = draft.players[seat]
+    cards = player.fields[index]
+    paid = coins(bean_of(cards[0]), len(cards))
+    draft.discard.extend(cards[: len(cards) - paid])
+    player.earnings.extend(cards[len(cards) - paid :])
+    player.fields[index] = []
+
+
+def _buy_refusal(setup: Setup, fields: int, coins_held: int) -> str | None:
+    if not setup.can_buy_field:
+        return f"with {setup.players} players everyone has three fields; none is bought"
+    if fields >= 3:
+        return "you already have a third field; it can be bought only once"
+    if coins_held < setup.field_cost:
+        return f"a third field costs {setup.field_cost} coins; you have {coins_held}"
+    return None
+
+
+def _buy_field(draft: _Draft, seat: int, action: BuyField) -> None:
+    player = draft.players[seat]
+    refusal = _buy_refusal(draft.setup, len(player.fields), len(player.earnings))
+    if refusal:
+        raise RuleError(refusal)
+    cost = draft.setup.field_cost
+    paid = player.earnings[-cost:]
+    del player.earnings[-cost:]
+    draft.discard.extend(reversed(paid))  # the top coin goes onto the discard pile first
+    player.fields.append([])
+
+
+# --- Trading (step 2) -------------------------------------------------------------------------
+
+
+class _Holder(Protocol):
+    @property
+    def hand(self) -> Sequence[HandCard]: ...
+
+
+class _Table(Protocol):
+    """What the trading checks read; both a State and a draft provide it."""
+
+    @property
+    def players(self) -> Sequence[_Holder]: ...
+    @property
+    def face_up(self) -> Sequence[Card]: ...
+    @property
+    def active(self) -> int: ...
+    @property
+    def rejections(self) -> AbstractSet[tuple[int, int]]: ...
+
+
+def _visible_cards_of(table: _Table, seat: int) -> set[Card]:
+    """Cards of this seat that everyone can see and that it may trade away."""
+    cards = {h.card for h in table.players[seat].hand if h.card is not None}
+    if seat == table.active:
+        cards.update(table.face_up)
+    return cards
+
+
+def _accepters(table: _Table, offer: Offer) -> list[int]:
+    """The seats that may accept the offer now."""
+    if offer.to is not None:
+        candidates = [offer.to]
+    else:
+        candidates = [s for s in range(len(table.players)) if s != offer.maker]
+    wanted = set(offer.want_cards)
+    return [
+        s
+        for s in candidates
+        if (offer.id, s) not in table.rejections and wanted <= _visible_cards_of(table, s)
+    ]
+
+
+def offer_possible(table: _Table, offer: Offer) -> bool:
+    """Whether the offer's cards are still there and somebody may still accept it."""
+    hand_slots = {h.slot for h in table.players[offer.maker].hand}
+    return (
+        set(offer.give_hand) <= hand_slots
+        and set(offer.give_face_up) <= set(table.face_up)
+        and bool(_accepters(table, offer))
+    )
+
+
+def _drop_impossible_offers(draft: _Draft) -> None:
+    """Offers whose cards are gone, or that nobody may accept any more, are withdrawn."""
+    draft.offers = [o for o in draft.offers if offer_possible(draft, o)]
+    open_ids = {o.id for o in draft.offers}
+    draft.rejections = {r for r in draft.rejections if r[0] in open_ids}
+
+
+def _distinct(items: Iterable[object], what: str) -> None:
+    seen = list(items)
+    if len(set(seen)) != len(seen):
+        raise RuleError(f"the same {what} is named twice")
+
+
+def _check_trading(draft: _Draft) -> None:
+    if draft.phase is not Phase.TRADE:
+        raise RuleError(f"trading is step 2; the game is at {_phase_text(draft.phase)}")
+
+
+def _make_offer(draft: _Draft, seat: int, action: MakeOffer) -> None:
+    _check_trading(draft)
+    players = len(draft.players)
+    if seat == draft.active:
+        if action.to is not None and not (0 <= action.to < players and action.to != seat):
+            raise RuleError("offer to another player, or to everyone")
+    else:
+        if action.to != draft.active:
+            raise RuleError(
+                "non-active players trade only with the active player "
+                f"(seat {draft.active}), never with each other"
+            )
+        if action.give_face_up:
+            raise RuleError("only the active player gives face-up cards")
+    if sum(1 for o in draft.offers if o.maker == seat) >= MAX_OPEN_OFFERS_PER_PLAYER:
+        raise RuleError(
+            f"you have {MAX_OPEN_OFFERS_PER_PLAYER} open offers; withdraw one before making another"
+        )
+    slots = tuple(slot for slot, _ in action.give_hand)
+    _distinct(slots, "hand card")
+    _distinct(action.give_face_up, "face-up card")
+    _distinct(action.want_cards, "wanted card")
+    _distinct((bean for bean, _ in action.want_beans), "wanted bean")
+    for card in action.give_face_up:
+        if card not in draft.face_up:
+            raise RuleError(f"card {card} is not among the face-up cards")
+    for bean, count in action.want_beans:
+        if bean not in draft.setup.beans:
+            raise RuleError(f"there are no {bean} beans in a {players}-player game")
+        if not 1 <= count <= MAX_BEANS_WANTED:
+            raise RuleError(f"ask for 1 to {MAX_BEANS_WANTED} {bean} beans, not {count}")
+    if not (action.give_hand or action.give_face_up or action.want_cards or action.want_beans):
+        raise RuleError("an offer gives something, asks for something, or both")
+    for slot, card in action.give_hand:
+        _claim(draft, seat, slot, card)
+    offer = Offer(
+        id=draft.next_offer_id,
+        maker=seat,
+        to=action.to,
+        give_hand=slots,
+        give_face_up=action.give_face_up,
+        want_cards=action.want_cards,
+        want_beans=tuple(sorted(action.want_beans)),
+    )
+    if not _accepters(draft, offer):
+        raise RuleError("nobody you may trade with holds every card this offer asks for")
+    draft.offers.append(offer)
+    draft.next_offer_id += 1
+
+
+def _find_offer(draft: _Draft, offer_id: int) -> Offer:
+    for offer in draft.offers:
+        if offer.id == offer_id:
+            return offer
+    raise RuleError(f"there is no open offer {offer_id}")
+
+
+def _accept(draft: _Draft, seat: int, action: Accept) -> None:
+    _check_trading(draft)
+    offer = _find_offer(draft, action.offer)
+    if seat not in _accepters(draft, offer):
+        raise RuleError(f"offer {offer.id} is not open to you")
+    slots = [slot for slot, _ in action.give_hand]
+    _distinct(slots, "hand card")
+    named_in_hand = {h.slot for h in draft.players[seat].hand if h.card in offer.want_cards}
+    if named_in_hand & set(slots):
+        raise RuleError("a card the offer asks for by name is given with it already")
+    opened = [_claim(draft, seat, slot, card) for slot, card in action.give_hand]
+    given = Counter(bean_of(h.card) for h in opened if h.card is not None)
+    if given != Counter(dict(offer.want_beans)):
+        asked = ", ".join(f"{n} {b}" for b, n in offer.want_beans) or "no beans from your hand"
+        raise RuleError(f"offer {offer.id} asks for {asked}; the cards you named do not match")
+    maker, accepter = draft.players[offer.maker], draft.players[seat]
+    # What each side gives goes to the other side's pending area, never into a hand.
+    accepter.pending.extend(_remove_from_hand(draft, offer.maker, offer.give_hand))
+    for card in offer.give_face_up:
+        draft.face_up.remove(card)
+        accepter.pending.append(card)
+    maker.pending.extend(_remove_from_hand(draft, seat, [*slots, *named_in_hand]))
+    for card in offer.want_cards:
+        if card in draft.face_up:
+            draft.face_up.remove(card)
+            maker.pending.append(card)
+    draft.offers.remove(offer)
+    _drop_impossible_offers(draft)
+
+
+def _reject(draft: _Draft, seat: int, action: Reject) -> None:
+    _check_trading(draft)
+    offer = _find_offer(draft, action.offer)
+    if seat not in _accepters(draft, offer):
+        raise RuleError(f"offer {offer.id} is not open to you")
+    draft.rejections.add((offer.id, seat))
+    _drop_impossible_offers(draft)
+
+
+def _withdraw(draft: _Draft, seat: int, action: Withdraw) -> None:
+    _check_trading(draft)
+    offer = _find_offer(draft, action.offer)
+    if offer.maker != seat:
+        raise RuleError(f"offer {offer.id} is not yours to withdraw")
+    draft.offers.remove(offer)
+    _drop_impossible_offers(draft)
+
+
+def _end_trading(draft: _Draft, seat: int, action: EndTrading) -> None:
+    _check_trading(draft)
+    if seat != draft.active:
+        raise RuleError("only the active player ends trading")
+    draft.players[seat].pending.extend(draft.face_up)  # face-up cards nobody took stay with it
+    draft.face_up.clear()
+    draft.offers.clear()
+    draft.rejections.clear()
+    draft.phase = Phase.PLANT_PENDING
+    _after_planting_pending(draft)
+
+
+_HANDLERS: dict[type, Callable[[_Draft, int, Any], None]] = {
+    Plant: _plant,
+    EndPlanting: _end_planting,
+    Harvest: _harvest,
+    BuyField: _buy_field,
+    MakeOffer: _make_offer,
+    Accept: _accept,
+    Reject: _reject,
+    Withdraw: _withdraw,
+    EndTrading: _end_trading,
+    PlantPending: _plant_pending,
+}
+
+
+# ---------------------------------------------------------------------------------------------
+# Questions about a state: what may a seat do, what is the game waiting for, its hash.
+
+
+def _known(card: HandCard, hand: Mapping[Slot, Card]) -> Card | None:
+    return card.card if card.card is not None else hand.get(card.slot)
+
+
+def legal_actions(state: State, seat: int, hand: Mapping[Slot, Card] | None = None) -> list[Action]:
+    """Every action `seat` may take now, except making offers (see `offer_options`: the offers
+    a seat could make are too many to list). `hand` is what the seat privately knows of its own
+    hidden hand cards; without it, actions that open a hidden card are not listed."""
+    known = hand or {}
+    if state.phase is Phase.OVER:
+        return []
+    player = state.players[seat]
+    actions: list[Action] = []
+    if state.phase is Phase.PLANT and seat == state.active:
+        front = _known(player.hand[0], known) if state.planted < 2 and player.hand else None
+        if front is not None:
+            actions += [
+                Plant(i, front) for i in range(len(player.fields)) if _fits(player.fields, i, front)
+            ]
+        if state.planted >= 1:
+            actions.append(EndPlanting())
+    elif state.phase is Phase.TRADE:
+        if seat == state.active:
+            actions.append(EndTrading())
+        for offer in state.offers:
+            if offer.maker == seat:
+                actions.append(Withdraw(offer.id))
+            elif seat in _accepters(state, offer):
+                actions += [
+                    Accept(offer.id, give) for give in _accept_choices(state, seat, offer, known)
+                ]
+                actions.append(Reject(offer.id))
+    elif state.phase is Phase.PLANT_PENDING:
+        for card in dict.fromkeys(player.pending):
+            actions += [
+                PlantPending(card, i)
+                for i in range(len(player.fields))
+                if _fits(player.fields, i, card)
+            ]
+    rule = state.options.singleton_rule
+    actions += [
+        Harvest(i)
+        for i in range(len(player.fields))
+        if _harvest_refusal(player.fields, i, rule) is None
+    ]
+    if _buy_refusal(state.setup, len(player.fields), len(player.earnings)) is None:
+        actions.append(BuyField())
+    return actions
+
+
+def _accept_choices(
+    state: State, seat: int, offer: Offer, hand: Mapping[Slot, Card]
+) -> list[tuple[tuple[Slot, Card], ...]]:
+    """Every set of the seat's hand cards that meets the offer's wanted beans."""
+    named = set(offer.want_cards)
+    by_bean: dict[Bean, list[tuple[Slot, Card]]] = {}
+    for held in state.players[seat].hand:
+        card = _known(held, hand)
+        if card is not None and card not in named:
+            by_bean.setdefault(bean_of(card), []).append((held.slot, card))
+    choices: list[tuple[tuple[Slot, Card], ...]] = [()]
+    for bean, count in offer.want_beans:
+        picks = list(combinations(by_bean.get(bean, []), count))
+        choices = [c + p for c in choices for p in picks]
+    return choices
+
+
+@dataclass(frozen=True)
+class OfferOptions:
+    """What an offer from this seat may contain now."""
+
+    recipients: tuple[int | None, ...]  # None: everyone
+    hand: tuple[Slot, ...]  # the seat's hand cards, any position
+    face_up: tuple[Card, ...]  # the active player's face-up cards
+    visible: tuple[tuple[int, Card], ...]  # (holder, card): cards that may be asked for by name
+    beans: tuple[Bean, ...]  # bean types that may be asked for
+
+
+def offer_options(state: State, seat: int) -> OfferOptions | None:
+    """None when the seat may not make an offer now."""
+    if state.phase is not Phase.TRADE:
+        return None
+    if sum(1 for o in state.offers if o.maker == seat) >= MAX_OPEN_OFFERS_PER_PLAYER:
+        return None
+    others = [s for s in range(len(state.players)) if s != seat]
+    if seat == state.active:
+        recipients: tuple[int | None, ...] = (None, *others)
+        face_up = state.face_up
+    else:
+        recipients, face_up = (state.active,), ()
+    counterparts = others if seat == state.active else [state.active]
+    visible = tuple(
+        (holder, card)
+        for holder in counterparts
+        for card in sorted(_visible_cards_of(state, holder))
+    )
+    hand = tuple(h.slot for h in state.players[seat].hand)
+    return OfferOptions(recipients, hand, face_up, visible, state.setup.beans)
+
+
+def accepters(state: State, offer: Offer) -> list[int]:
+    """The seats that may accept this open offer now."""
+    return _accepters(state, offer)
+
+
+def waiting_for(state: State) -> list[tuple[int, str]]:
+    """Who the game waits for and for what; empty while the table turns cards or at the end."""
+    active = state.active
+    if state.phase is Phase.PLANT:
+        what = "plant the front card" if state.planted == 0 else "plant a second card or stop"
+        return [(active, what)]
+    if state.phase is Phase.TRADE:
+        waiting = [(active, "trade, or end trading")]
+        for offer in state.offers:
+            waiting += [(s, f"answer offer {offer.id}") for s in _accepters(state, offer)]
+        return waiting
+    if state.phase is Phase.PLANT_PENDING:
+        return [
+            (s, "plant traded and kept cards") for s, p in enumerate(state.players) if p.pending
+        ]
+    return []
+
+
+def harvest_value(state: State, seat: int, field_index: int) -> int:
+    """Coins this field would pay if harvested now."""
+    cards = state.players[seat].fields[field_index]
+    return coins(bean_of(cards[0]), len(cards)) if cards else 0
+
+
+STATE_ENCODING_VERSION = 1
+
+
+def canonical(state: State) -> list[Any]:
+    """The whole shared state as plain msgpack values in a fixed order."""
+    return [
+        STATE_ENCODING_VERSION,
+        state.setup.players,
+        state.options.singleton_rule.value,
+        state.start_player,
+        [
+            [
+                [[h.slot.epoch, h.slot.position, h.card] for h in p.hand],
+                [list(f) for f in p.fields],
+                list(p.earnings),
+                list(p.pending),
+            ]
+            for p in state.players
+        ],
+        state.active,
+        state.turn,
+        state.phase.value,
+        state.planted,
+        [list(s) for s in state.reveal_slots],
+        list(state.face_up),
+        [
+            [
+                o.id,
+                o.maker,
+                o.to,
+                [list(s) for s in o.give_hand],
+                list(o.give_face_up),
+                list(o.want_cards),
+                [[b.value, n] for b, n in o.want_beans],
+            ]
+            for o in state.offers
+        ],
+        sorted(list(r) for r in state.rejections),
+        state.next_offer_id,
+        [state.deck.epoch, state.deck.drawn, state.deck.size],
+        [list(e) for e in state.epochs],
+        [sorted(h) for h in state.hidden],
+        list(state.discard),
+        state.exhaustions,
+        state.ends_after_step3,
+        None
+        if state.result is None
+        else [
+            list(state.result.scores),
+            list(state.result.hand_counts),
+            list(state.result.winners),
+        ],
+    ]
+
+
+def encode_state(state: State) -> bytes:
+    packed: bytes = msgpack.packb(canonical(state), use_bin_type=True)
+    return packed
+
+
+def state_hash(state: State) -> bytes:
+    """SHA-256 of the canonical encoding; equal on every peer that applied the same actions."""
+    return hashlib.sha256(b"bohnanza-p2p state\x00" + encode_state(state)).digest()
