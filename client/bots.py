@@ -1,0 +1,334 @@
+"""Bots: strategies that choose a seat's actions from what that seat knows and nothing more.
+
+A strategy sees the shared state and its own hand (slot -> card), exactly like a person at that
+seat, and returns the actions it takes now (often none). The lockstep asks it after every step.
+
+- `RandomBot`: uniform over the legal actions (protocol.random_play), for fuzzing whole games.
+- `GreedyBot`: plants and harvests for value, buys the third field while it still pays, and
+  makes, accepts and rejects offers and gifts by what they add to its fields.
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+from protocol.cards import BEANOMETER, Bean, Card, bean_of, coins
+from protocol.kdf import Stream
+from protocol.open_table import OpenTable
+from protocol.random_play import random_action
+from protocol.rules import (
+    Accept,
+    Action,
+    BuyField,
+    EndPlanting,
+    EndTrading,
+    Harvest,
+    MakeOffer,
+    Offer,
+    Phase,
+    Plant,
+    PlantPending,
+    Reject,
+    Slot,
+    State,
+    accepters,
+    apply,
+    legal_actions,
+    new_game,
+)
+from protocol.steps import apply_step
+
+Hand = Mapping[Slot, Card]
+
+
+class Strategy:
+    """What a bot does now. `decide` returns actions applied in order within one step."""
+
+    name = "strategy"
+
+    def decide(self, state: State, seat: int, hand: Hand) -> list[Action]:
+        raise NotImplementedError
+
+
+class RandomBot(Strategy):
+    """Uniformly random legal play; a seed replays it (a simulation, not a secret)."""
+
+    name = "random"
+
+    def __init__(self, seed: bytes | None = None) -> None:
+        self._rng = Stream(seed or secrets.token_bytes(32), "random bot")
+
+    def decide(self, state: State, seat: int, hand: Hand) -> list[Action]:
+        action = random_action(state, seat, hand, self._rng, idle_chance=8)
+        return [action] if action is not None else []
+
+
+# --- Valuing fields and cards ----------------------------------------------------------------
+
+
+def field_worth(bean: Bean, count: int) -> float:
+    """Coins the field pays now, plus credit for being close to its next coin."""
+    paid = coins(bean, count)
+    following = [need for need in BEANOMETER[bean] if need is not None and need > count]
+    if not following or count == 0:
+        return float(paid)
+    return paid + 0.8 / (following[0] - count + 1)
+
+
+def planting_gain(fields: Sequence[Sequence[Card]], card: Card) -> float:
+    """What planting this card is worth to these fields: growing a field of its bean, opening an
+    empty field, or (negative) forcing a harvest of the cheapest field."""
+    bean = bean_of(card)
+    gains = [
+        field_worth(bean, len(f) + 1) - field_worth(bean, len(f))
+        for f in fields
+        if f and bean_of(f[0]) == bean
+    ]
+    if gains:
+        return max(gains) + 0.2
+    if any(not f for f in fields):
+        return 0.35
+    return -min(_loss_of_harvest(f) for f in fields)
+
+
+def _loss_of_harvest(cards: Sequence[Card]) -> float:
+    """What is given up by harvesting this field now rather than letting it grow."""
+    bean = bean_of(cards[0])
+    return field_worth(bean, len(cards)) - coins(bean, len(cards)) + 0.3
+
+
+def _best_field(fields: Sequence[Sequence[Card]], card: Card) -> int | None:
+    """The field this card should go to without a harvest: its bean's fullest field, else an
+    empty one; None when it fits nowhere."""
+    bean = bean_of(card)
+    matching = [i for i, f in enumerate(fields) if f and bean_of(f[0]) == bean]
+    if matching:
+        return max(matching, key=lambda i: len(fields[i]))
+    empty = [i for i, f in enumerate(fields) if not f]
+    return empty[0] if empty else None
+
+
+def _harvest_to_make_room(state: State, seat: int) -> Harvest | None:
+    """The legal harvest that loses least (most coins now, least growth given up)."""
+    fields = state.players[seat].fields
+    options = [a for a in legal_actions(state, seat) if isinstance(a, Harvest)]
+    if not options:
+        return None
+    return min(options, key=lambda h: (_loss_of_harvest(fields[h.field]), -len(fields[h.field])))
+
+
+# --- The greedy bot --------------------------------------------------------------------------
+
+
+@dataclass
+class GreedyBot(Strategy):
+    """Plays for value with simple, explainable preferences; remembers only its own offers."""
+
+    name = "greedy"
+    max_offers_per_turn: int = 3
+    _turn_seen: int = -1
+    _offers_made: int = 0
+    _answered: set[int] = field(default_factory=set)
+
+    def decide(self, state: State, seat: int, hand: Hand) -> list[Action]:
+        if state.turn != self._turn_seen:
+            self._turn_seen, self._offers_made = state.turn, 0
+        if state.phase is Phase.OVER:
+            return []
+        if self._should_buy_field(state, seat):
+            return [BuyField()]
+        harvest = self._ripe_harvest(state, seat)
+        if harvest is not None:
+            return [harvest]
+        if state.phase is Phase.PLANT and seat == state.active:
+            return self._plant_from_hand(state, seat, hand)
+        if state.phase is Phase.TRADE:
+            return self._trade(state, seat, hand)
+        if state.phase is Phase.PLANT_PENDING and state.players[seat].pending:
+            return self._plant_pending(state, seat)
+        return []
+
+    def _should_buy_field(self, state: State, seat: int) -> bool:
+        """A third field pays while there is time left to fill it: not in the last deck pass."""
+        player = state.players[seat]
+        setup = state.setup
+        return (
+            setup.can_buy_field
+            and len(player.fields) == 2
+            and len(player.earnings) >= setup.field_cost
+            and state.exhaustions < setup.exhaustions_to_end - 1
+        )
+
+    def _ripe_harvest(self, state: State, seat: int) -> Harvest | None:
+        """Sell a field that can earn no more coins (it has reached its last threshold)."""
+        for i, cards in enumerate(state.players[seat].fields):
+            if cards:
+                bean = bean_of(cards[0])
+                top = max(need for need in BEANOMETER[bean] if need is not None)
+                if len(cards) >= top and Harvest(i) in legal_actions(state, seat):
+                    return Harvest(i)
+        return None
+
+    def _plant_from_hand(self, state: State, seat: int, hand: Hand) -> list[Action]:
+        player = state.players[seat]
+        if not player.hand:
+            return []
+        front = (
+            player.hand[0].card
+            if player.hand[0].card is not None
+            else hand.get(player.hand[0].slot)
+        )
+        if front is None:
+            return []  # the front card is not open to this seat yet
+        if state.planted >= 1:
+            # A second card only where it fits without a harvest.
+            target = _best_field(player.fields, front)
+            return [Plant(target, front)] if target is not None else [EndPlanting()]
+        target = _best_field(player.fields, front)
+        if target is None:
+            harvest = _harvest_to_make_room(state, seat)
+            return [harvest] if harvest is not None else []
+        return [Plant(target, front)]
+
+    def _plant_pending(self, state: State, seat: int) -> list[Action]:
+        """Plant the cards that fit first; harvest the cheapest field when none fits."""
+        player = state.players[seat]
+        for card in sorted(player.pending, key=lambda c: -planting_gain(player.fields, c)):
+            target = _best_field(player.fields, card)
+            if target is not None:
+                return [PlantPending(card, target)]
+        harvest = _harvest_to_make_room(state, seat)
+        return [harvest] if harvest is not None else []
+
+    # --- Trading ---
+
+    def _trade(self, state: State, seat: int, hand: Hand) -> list[Action]:
+        answers = self._answer_offers(state, seat, hand)
+        if answers:
+            return answers
+        if seat == state.active:
+            if self._offers_made < self.max_offers_per_turn:
+                offer = self._offer_unwanted_face_up(state, seat)
+                if offer is not None:
+                    self._offers_made += 1
+                    return [offer]
+            if (
+                any(o.maker == seat for o in state.offers)
+                and self._offers_made < 2 * self.max_offers_per_turn
+            ):
+                self._offers_made += 1
+                return []  # give the others a step to answer
+            return [EndTrading()]
+        if self._offers_made < 1:
+            offer = self._ask_for_face_up(state, seat, hand)
+            if offer is not None:
+                self._offers_made += 1
+                return [offer]
+        return []
+
+    def _answer_offers(self, state: State, seat: int, hand: Hand) -> list[Action]:
+        fields = state.players[seat].fields
+        for offer in state.offers:
+            if offer.id in self._answered or seat not in accepters(state, offer):
+                continue
+            self._answered.add(offer.id)
+            received = self._cards_given(state, offer)
+            choices = [
+                a
+                for a in legal_actions(state, seat, hand)
+                if isinstance(a, Accept) and a.offer == offer.id
+            ]
+            best, best_value = None, 0.0
+            for choice in choices:
+                given = [card for _, card in choice.give_hand] + list(offer.want_cards)
+                value = sum(planting_gain(fields, c) for c in received)
+                value -= sum(self._keeping_value(state, seat, hand, c) for c in given)
+                if value > best_value:
+                    best, best_value = choice, value
+            return [best] if best is not None else [Reject(offer.id)]
+        return []
+
+    @staticmethod
+    def _cards_given(state: State, offer: Offer) -> list[Card]:
+        maker = state.players[offer.maker]
+        opened = {h.slot: h.card for h in maker.hand}
+        from_hand = [opened[s] for s in offer.give_hand if opened.get(s) is not None]
+        return [c for c in from_hand if c is not None] + list(offer.give_face_up)
+
+    def _keeping_value(self, state: State, seat: int, hand: Hand, card: Card) -> float:
+        """What a card is worth kept: a face-up card is planted now; a hand card later, and
+        one that fits no field is a burden worth giving away."""
+        fields = state.players[seat].fields
+        if card in state.face_up:
+            return planting_gain(fields, card)
+        return 0.5 * planting_gain(fields, card)
+
+    def _offer_unwanted_face_up(self, state: State, seat: int) -> MakeOffer | None:
+        """Give away face-up cards that fit no field, to everyone, as a gift."""
+        fields = state.players[seat].fields
+        offered = {c for o in state.offers for c in o.give_face_up}
+        unwanted = [c for c in state.face_up if c not in offered and planting_gain(fields, c) < 0]
+        if not unwanted:
+            return None
+        return MakeOffer(None, give_face_up=(unwanted[0],))
+
+    def _ask_for_face_up(self, state: State, seat: int, hand: Hand) -> MakeOffer | None:
+        """Ask the active player for a face-up card that grows a field, offering the hand card
+        that is the biggest burden."""
+        fields = state.players[seat].fields
+        wanted = [c for c in state.face_up if planting_gain(fields, c) > 0.4]
+        if not wanted:
+            return None
+        held = [(h.slot, hand[h.slot]) for h in state.players[seat].hand if h.slot in hand]
+        if not held:
+            return None
+        burden = min(held, key=lambda sc: planting_gain(fields, sc[1]))
+        return MakeOffer(state.active, give_hand=(burden,), want_cards=(wanted[0],))
+
+
+# --- Whole games in memory -------------------------------------------------------------------
+
+
+class Stalled(Exception):
+    """Nobody acted for many rounds although the game is not over: a strategy bug."""
+
+
+@dataclass
+class LocalGame:
+    state: State
+    steps: int = 0
+    actions: int = 0
+    refusals: int = 0
+
+
+def play_local_game(
+    strategies: Sequence[Strategy], seed: bytes, max_idle_rounds: int = 50
+) -> LocalGame:
+    """A whole game between strategies in one process, step by step as the lockstep applies
+    them, each strategy seeing only its own hand; every card is dealt from `seed`."""
+    table = OpenTable(seed)
+    game = LocalGame(new_game(len(strategies), Stream(seed, "start").randbelow(len(strategies))))
+    idle = 0
+    while game.state.phase is not Phase.OVER:
+        state = game.state
+        if state.phase is Phase.REVEAL:
+            game.state = apply(state, None, table.reveal(state))
+            continue
+        chosen = {
+            seat: strategy.decide(state, seat, table.hand(state, seat))
+            for seat, strategy in enumerate(strategies)
+        }
+        moves = {seat: actions for seat, actions in chosen.items() if actions}
+        if not moves:
+            idle += 1  # strategies waiting for an answer are asked again, as a timer would
+            if idle > max_idle_rounds:
+                raise Stalled(f"nobody acts at turn {state.turn}, {state.phase}")
+            continue
+        idle = 0
+        game.state, refused = apply_step(state, moves)
+        game.steps += 1
+        game.actions += sum(map(len, moves.values()))
+        game.refusals += len(refused)
+    return game
