@@ -1,0 +1,115 @@
+"""The lobby as a Twisted service tree: a listener on an endpoint string, and an expiry timer."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, ClassVar
+
+from twisted.application.internet import TimerService
+from twisted.application.service import MultiService, Service
+from twisted.internet.defer import Deferred, DeferredList, maybeDeferred
+from twisted.internet.endpoints import serverFromString
+from twisted.internet.interfaces import IListeningPort, IReactorTime, IStreamServerEndpoint
+from twisted.python import usage
+
+from lobby.limits import LobbyLimits
+from lobby.server import LobbyFactory
+
+DEFAULT_LISTEN = "tcp:7777"
+_DEFAULTS = LobbyLimits()
+
+
+class LobbyOptions(usage.Options):
+    synopsis = "Usage: bean-lobby [--listen ENDPOINT] [options]"
+    longdesc = (
+        "bean-lobby introduces Bohnanza players on a LAN: they say hello, gather in rooms, and "
+        "when a room is full and ready every member gets the roster; the game itself is played "
+        "between the players' own machines. The first line on stdout says where it listens."
+    )
+    optFlags: ClassVar[list[list[Any]]] = [["quiet", "q", "log only warnings and errors"]]
+    optParameters: ClassVar[list[list[Any]]] = [
+        ["listen", "l", DEFAULT_LISTEN, "Twisted endpoint to listen on, e.g. tcp:7777 or tcp:0"],
+        ["max-connections", None, _DEFAULTS.max_connections, "open connections at most", int],
+        ["max-players", None, _DEFAULTS.max_players, "players (names) at most", int],
+        ["max-rooms", None, _DEFAULTS.max_rooms, "waiting rooms at most", int],
+        ["hello-seconds", None, _DEFAULTS.hello_seconds, "time to say hello", float],
+        ["idle-seconds", None, _DEFAULTS.idle_seconds, "silence before a drop", int],
+        ["rate", None, _DEFAULTS.messages_per_second, "messages/second per client", float],
+        ["burst", None, _DEFAULTS.message_burst, "messages a client may send at once", int],
+    ]
+
+    def postOptions(self) -> None:
+        try:
+            self["limits"] = limits_from(self)
+        except ValueError as error:
+            raise usage.UsageError(str(error)) from None
+
+
+def limits_from(options: Mapping[str, Any]) -> LobbyLimits:
+    """The limits named in parsed options; the rest keep their defaults."""
+    return LobbyLimits(
+        max_connections=options["max-connections"],
+        max_players=options["max-players"],
+        max_rooms=options["max-rooms"],
+        hello_seconds=options["hello-seconds"],
+        idle_seconds=options["idle-seconds"],
+        messages_per_second=options["rate"],
+        message_burst=options["burst"],
+    )
+
+
+class ListeningService(Service):
+    """Listens on an endpoint while running. `listening` fires with the port once bound, so
+    that a caller can learn the real port of `tcp:0`; it fails if the endpoint cannot bind."""
+
+    def __init__(self, endpoint: IStreamServerEndpoint, factory: LobbyFactory) -> None:
+        self.endpoint = endpoint
+        self.factory = factory
+        self.listening: Deferred[IListeningPort] = Deferred()
+        self._port: IListeningPort | None = None
+
+    def startService(self) -> None:
+        super().startService()
+        bound: Deferred[IListeningPort] = self.endpoint.listen(self.factory)
+
+        def remember(port: IListeningPort) -> IListeningPort:
+            self._port = port
+            return port
+
+        bound.addCallback(remember).chainDeferred(self.listening)
+
+    def stopService(self) -> Deferred[Any]:
+        super().stopService()
+        stopping: list[Deferred[Any]] = [self.factory.close_all()]
+        if self._port is not None:
+            stopping.append(maybeDeferred(self._port.stopListening))
+            self._port = None
+        return DeferredList(stopping, consumeErrors=True)
+
+
+def makeService(
+    options: Mapping[str, Any],
+    reactor: Any = None,
+    clock: IReactorTime | None = None,
+) -> MultiService:
+    """The lobby service: `options` as parsed by LobbyOptions (or any mapping with `listen`
+    and, optionally, `limits`). `clock` drives expiry (tests pass task.Clock)."""
+    if reactor is None:
+        from twisted.internet import reactor as global_reactor
+
+        reactor = global_reactor
+    limits: LobbyLimits = options.get("limits") or LobbyLimits()
+    clock = clock or reactor
+    factory = LobbyFactory(limits, clock)
+    lobby = MultiService()
+    lobby.setName("bean-lobby")
+    listener = ListeningService(
+        serverFromString(reactor, options.get("listen", DEFAULT_LISTEN)), factory
+    )
+    listener.setName("listener")
+    listener.setServiceParent(lobby)
+    timer = TimerService(limits.tick_seconds, factory.tick)
+    timer.clock = clock
+    timer.setName("expiry")
+    timer.setServiceParent(lobby)
+    return lobby

@@ -1,0 +1,142 @@
+"""Who a player is: one Ed25519 key per user, its fingerprint, and signed envelopes.
+
+A player is known to the lobby and to its peers by the raw 32-byte public key; people compare
+the short fingerprint aloud. Every signature covers a domain string (what the signature is
+for) as well as the payload, so a signature made for one purpose can never be replayed as
+another. Pure: the key file lives in `client.identity_store`.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+from dataclasses import dataclass
+
+from cryptography.exceptions import InvalidSignature
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
+from nacl.bindings import crypto_core_ed25519_is_valid_point
+
+PUBLIC_KEY_BYTES = 32
+SIGNATURE_BYTES = 64
+FINGERPRINT_GROUPS = 5
+FINGERPRINT_GROUP_CHARS = 4
+
+_SIGNATURE_PREFIX = b"bohnanza-p2p signature v1\x00"
+_MAX_DOMAIN_BYTES = 255
+
+
+class SignatureError(ValueError):
+    """A signature, public key or envelope that does not verify; the text says which check."""
+
+
+class IdentityError(ValueError):
+    """A private key that cannot be read."""
+
+
+def fingerprint(public_key: bytes) -> str:
+    """Base32 of SHA-256 of the raw public key: 20 characters (100 bits) as 'abcd-efgh-…'."""
+    if len(public_key) != PUBLIC_KEY_BYTES:
+        raise SignatureError(f"a public key is {PUBLIC_KEY_BYTES} bytes, not {len(public_key)}")
+    digest = base64.b32encode(hashlib.sha256(public_key).digest()).decode().lower()
+    size = FINGERPRINT_GROUP_CHARS
+    return "-".join(digest[i * size : (i + 1) * size] for i in range(FINGERPRINT_GROUPS))
+
+
+def check_public_key(public_key: bytes) -> bytes:
+    """The key, if it is a usable Ed25519 public key; SignatureError otherwise.
+
+    A small-order point "verifies" signatures that anyone can make (an all-zero key accepts
+    an all-zero signature), so such keys are refused before any signature is checked.
+    """
+    if len(public_key) != PUBLIC_KEY_BYTES:
+        raise SignatureError(f"a public key is {PUBLIC_KEY_BYTES} bytes, not {len(public_key)}")
+    if not crypto_core_ed25519_is_valid_point(public_key):
+        raise SignatureError(
+            f"key {fingerprint(public_key)} is not a usable Ed25519 public key "
+            "(not on the curve, not canonical, or of small order)"
+        )
+    return public_key
+
+
+def signed_bytes(domain: str, payload: bytes) -> bytes:
+    """The exact bytes an Ed25519 signature covers: a fixed prefix, the domain, the payload."""
+    encoded = domain.encode()
+    if not 1 <= len(encoded) <= _MAX_DOMAIN_BYTES:
+        raise SignatureError(f"a signature domain is 1 to {_MAX_DOMAIN_BYTES} bytes long")
+    return _SIGNATURE_PREFIX + bytes([len(encoded)]) + encoded + payload
+
+
+@dataclass(frozen=True)
+class SignedEnvelope:
+    """A payload signed for one purpose (`domain`) by the holder of some key."""
+
+    domain: str
+    payload: bytes
+    signature: bytes
+
+
+class Identity:
+    """One user's Ed25519 signing key. Its repr shows the fingerprint, never the key."""
+
+    def __init__(self, private_key: Ed25519PrivateKey) -> None:
+        self._private_key = private_key
+        self.public_key: bytes = private_key.public_key().public_bytes(
+            serialization.Encoding.Raw, serialization.PublicFormat.Raw
+        )
+        self.fingerprint = fingerprint(self.public_key)
+
+    @classmethod
+    def generate(cls) -> Identity:
+        return cls(Ed25519PrivateKey.generate())
+
+    @classmethod
+    def from_pem(cls, pem: bytes) -> Identity:
+        """The identity in an unencrypted PKCS#8 PEM (the key file's format)."""
+        try:
+            key = serialization.load_pem_private_key(pem, password=None)
+        except (ValueError, TypeError) as error:
+            raise IdentityError(f"not an unencrypted PEM private key ({error})") from None
+        if not isinstance(key, Ed25519PrivateKey):
+            raise IdentityError(f"the key is {type(key).__name__}, not an Ed25519 key")
+        return cls(key)
+
+    def to_pem(self) -> bytes:
+        return self._private_key.private_bytes(
+            serialization.Encoding.PEM,
+            serialization.PrivateFormat.PKCS8,
+            serialization.NoEncryption(),
+        )
+
+    def sign(self, domain: str, payload: bytes) -> SignedEnvelope:
+        signature = self._private_key.sign(signed_bytes(domain, payload))
+        return SignedEnvelope(domain, payload, signature)
+
+    def __repr__(self) -> str:
+        return f"Identity({self.fingerprint})"
+
+
+def verify(public_key: bytes, envelope: SignedEnvelope, domain: str) -> bytes:
+    """The envelope's payload if `public_key` signed it for `domain`; SignatureError otherwise.
+
+    The caller names the domain it expects: an envelope signed for any other purpose is refused.
+    """
+    if envelope.domain != domain:
+        raise SignatureError(
+            f"the envelope was signed for {envelope.domain[:60]!r}, not for {domain!r}"
+        )
+    if len(envelope.signature) != SIGNATURE_BYTES:
+        raise SignatureError(
+            f"a signature is {SIGNATURE_BYTES} bytes, not {len(envelope.signature)}"
+        )
+    check_public_key(public_key)
+    try:
+        key = Ed25519PublicKey.from_public_bytes(public_key)
+        key.verify(envelope.signature, signed_bytes(domain, envelope.payload))
+    except InvalidSignature:
+        raise SignatureError(
+            f"the signature for {domain!r} does not match key {fingerprint(public_key)}"
+        ) from None
+    except ValueError as error:
+        raise SignatureError(f"unusable public key {fingerprint(public_key)}: {error}") from None
+    return envelope.payload

@@ -1,0 +1,69 @@
+"""Fixtures for every test: a test must leave the reactor as it found it.
+
+A test that leaves a timer, a connection, a listening port or a process pipe behind fails, and
+what it left is cleaned up so that the next test starts clean. Connections that are closing when
+the test ends get a short grace period to finish (their last steps run on later reactor turns).
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import pytest
+import pytest_twisted
+from twisted.internet import defer, task
+
+GRACE_SECONDS = 2.0
+
+
+def _selectables(reactor: Any) -> set[Any]:
+    """Sockets and pipes the reactor watches, less its own wakers (made when it starts)."""
+    watched = set(reactor.getReaders()) | set(reactor.getWriters())
+    return {s for s in watched if not type(s).__name__.endswith("Waker")}
+
+
+def _leftovers(reactor: Any, sockets_before: set[Any], calls_before: set[Any]) -> list[Any]:
+    calls = [call for call in reactor.getDelayedCalls() if call not in calls_before]
+    return calls + [s for s in _selectables(reactor) if s not in sockets_before]
+
+
+@defer.inlineCallbacks
+def _settle(reactor: Any, sockets_before: set[Any], calls_before: set[Any]) -> Any:
+    """Let closing connections finish; stop as soon as nothing is left over."""
+    deadline = time.monotonic() + GRACE_SECONDS
+    while time.monotonic() < deadline:
+        sockets = [s for s in _selectables(reactor) if s not in sockets_before]
+        calls = [c for c in reactor.getDelayedCalls() if c not in calls_before]
+        if not sockets and not calls:
+            return
+        yield task.deferLater(reactor, 0.01, lambda: None)
+
+
+def _clean(leftover: Any) -> None:
+    if hasattr(leftover, "cancel") and hasattr(leftover, "active"):
+        if leftover.active():
+            leftover.cancel()
+    elif hasattr(leftover, "stopListening"):
+        leftover.stopListening()
+    elif hasattr(leftover, "abortConnection"):
+        leftover.abortConnection()
+    elif hasattr(leftover, "loseConnection"):
+        leftover.loseConnection()
+
+
+@pytest.fixture(autouse=True)
+def reactor_left_clean() -> Any:
+    from twisted.internet import reactor
+
+    sockets_before = _selectables(reactor)
+    calls_before = set(reactor.getDelayedCalls())
+    yield
+    pytest_twisted.blockon(_settle(reactor, sockets_before, calls_before))
+    leftovers = _leftovers(reactor, sockets_before, calls_before)
+    if leftovers:
+        for leftover in leftovers:
+            _clean(leftover)
+        pytest_twisted.blockon(_settle(reactor, sockets_before, calls_before))
+        described = "\n  ".join(repr(leftover) for leftover in leftovers)
+        pytest.fail(f"the test left these behind in the reactor:\n  {described}")
