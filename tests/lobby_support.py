@@ -5,7 +5,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -38,13 +37,7 @@ from protocol.messages import (
     frame,
     hello_signed_payload,
 )
-
-TIMEOUT = 10.0
-
-
-def within(deferred: Deferred[Any], seconds: float = TIMEOUT) -> Deferred[Any]:
-    """Every wait in a test has a timeout."""
-    return deferred.addTimeout(seconds, reactor)
+from tests.waiting import Watched, within
 
 
 @dataclass
@@ -70,30 +63,17 @@ async def start_lobby(limits: LobbyLimits | None = None, clock: Any = None) -> R
     return RunningLobby(service, port.getHost().port, listener.factory)
 
 
-class Recorder(LobbyListener):
+class Recorder(LobbyListener, Watched):
     """Records what the lobby says unasked; `when` waits until a condition holds."""
 
     def __init__(self) -> None:
+        Watched.__init__(self)
         self.events: list[tuple[Any, ...]] = []
         self.rooms: list[RoomState | None] = []
-        self._waiters: list[tuple[Callable[[Recorder], bool], Deferred[Recorder]]] = []
-
-    def when(self, condition: Callable[[Recorder], bool]) -> Deferred[Recorder]:
-        if condition(self):
-            return succeed(self)
-        waiter: Deferred[Recorder] = Deferred(lambda d: self._forget(d))
-        self._waiters.append((condition, waiter))
-        return within(waiter)
-
-    def _forget(self, waiter: Deferred[Recorder]) -> None:
-        self._waiters = [(c, w) for c, w in self._waiters if w is not waiter]
 
     def _record(self, *event: Any) -> None:
         self.events.append(event)
-        for condition, waiter in list(self._waiters):
-            if condition(self):
-                self._forget(waiter)
-                waiter.callback(self)
+        self.changed()
 
     def kinds(self) -> list[str]:
         return [event[0] for event in self.events]

@@ -1,0 +1,394 @@
+"""The full mesh of authenticated TCP links between the seats of one game.
+
+Each client listens on one port for its peers (announced to the lobby before any game). When a
+game starts, every seat dials the seats after it in the roster and accepts links from the seats
+before it, so each pair has one link. A link is up only after both ends proved, by signing the
+other's fresh nonce, that they hold the key the roster gives their seat. A link that drops is
+dialled again with backoff by the seat that dialled it first.
+
+The mesh moves frames; it does not judge them. What arrives on an authenticated link goes to a
+`MeshHandler` with the seat it came from (the game driver decides what a frame means).
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Sequence
+from typing import Any
+
+from twisted.internet.defer import Deferred, succeed
+from twisted.internet.endpoints import HostnameEndpoint, serverFromString
+from twisted.internet.interfaces import IListeningPort
+from twisted.internet.protocol import Factory, Protocol, connectionDone
+from twisted.logger import Logger
+from twisted.python.failure import Failure
+
+from protocol.identity import Identity, SignatureError, SignedEnvelope, verify
+from protocol.messages import PROTOCOL_VERSION, FrameDecoder, GameStart, Message, MessageError
+from protocol.messages import encode as encode_message
+from protocol.messages import frame as make_frame
+from protocol.peer_messages import (
+    AUTH_DOMAIN,
+    HANDSHAKE,
+    HANDSHAKE_MAX_FRAME,
+    PEER_LINK,
+    PEER_MAX_FRAME,
+    PeerAuth,
+    PeerHello,
+    auth_payload,
+)
+
+log = Logger()
+
+UNKNOWN_GAME_WAIT = 15.0  # a peer may dial before this client has read the roster itself
+REDIAL_DELAYS = (0.2, 0.5, 1.0, 2.0, 4.0, 8.0)
+HANDSHAKE_TIMEOUT = 10.0
+
+
+class MeshHandler:
+    """What the game driver hears from the mesh; every method is optional."""
+
+    def link_up(self, seat: int) -> None: ...
+
+    def link_down(self, seat: int, reason: str) -> None: ...
+
+    def received(self, seat: int, message: Message) -> None: ...
+
+    def misbehaved(self, seat: int, reason: str) -> None:
+        """An authenticated peer sent something that breaks the link protocol."""
+
+
+class PeerLink(Protocol):
+    """One TCP connection to a peer: the handshake, then framed messages."""
+
+    def __init__(self, listener: PeerListener | None, mesh: Mesh | None, seat: int | None) -> None:
+        self.listener = listener  # set on accepted links until the game is known
+        self.mesh = mesh
+        self.seat = seat  # the peer's seat: known when dialling, learned when accepting
+        self.decoder = FrameDecoder(HANDSHAKE_MAX_FRAME)
+        self.nonce = secrets.token_bytes(32)
+        self.peer_nonce: bytes | None = None
+        self.sent_hello = False
+        self.authenticated = False
+        self.closed = False
+        self.failure: str | None = None  # why this side dropped the link, if it did
+        self._timeout: Any = None
+
+    # --- Twisted ---
+
+    def connectionMade(self) -> None:
+        reactor = self._reactor()
+        self._timeout = reactor.callLater(HANDSHAKE_TIMEOUT, self._handshake_timed_out)
+        if self.mesh is not None:  # we dialled: we speak first
+            self._send_hello()
+
+    def dataReceived(self, data: bytes) -> None:
+        try:
+            frames = self.decoder.feed(data)
+            for payload in frames:
+                if self.closed:
+                    return
+                self._frame(payload)
+        except MessageError as error:
+            self._fail(str(error))
+
+    def connectionLost(self, reason: Failure = connectionDone) -> None:
+        self.closed = True
+        self._cancel_timeout()
+        if self.mesh is not None:
+            self.mesh._link_lost(self, self.failure or reason.getErrorMessage())
+        elif self.listener is not None:
+            self.listener._forget(self)
+
+    # --- sending ---
+
+    def send(self, message: Message) -> None:
+        if not self.closed:
+            limit = PEER_MAX_FRAME if self.authenticated else HANDSHAKE_MAX_FRAME
+            self.transport.write(make_frame(encode_message(message), limit))
+
+    def send_frame(self, framed: bytes) -> None:
+        """Bytes already framed (a relay, or one message sent to many links)."""
+        if not self.closed and self.authenticated:
+            self.transport.write(framed)
+
+    def close(self) -> None:
+        if not self.closed:
+            self.closed = True
+            self._cancel_timeout()
+            self.transport.loseConnection()
+
+    # --- the handshake ---
+
+    def _frame(self, payload: bytes) -> None:
+        if self.authenticated:
+            assert self.mesh is not None and self.seat is not None
+            message = PEER_LINK.decode(payload)
+            try:
+                self.mesh.handler.received(self.seat, message)
+            except Exception:  # the driver's fault must not become the peer's
+                log.failure("handling a message from seat {seat}", seat=self.seat)
+            return
+        message = HANDSHAKE.decode(payload)
+        if isinstance(message, PeerHello):
+            self._hello(message)
+        elif isinstance(message, PeerAuth):
+            self._auth(message)
+
+    def _hello(self, hello: PeerHello) -> None:
+        if self.peer_nonce is not None:
+            raise MessageError("a second peer_hello on one link")
+        if self.mesh is None:
+            assert self.listener is not None
+            self.peer_nonce = hello.nonce
+            self.listener._route(self, hello)  # attaches a mesh, now or when the roster comes
+            return
+        if hello.game != self.mesh.roster.game_id:
+            raise MessageError("the peer is in another game")
+        if self.seat is None:
+            self.seat = hello.seat
+        elif hello.seat != self.seat:
+            raise MessageError(f"dialled seat {self.seat} but seat {hello.seat} answered")
+        self.peer_nonce = hello.nonce
+        self._answer()
+
+    def attach(self, mesh: Mesh, hello: PeerHello) -> None:
+        """The listener found this link's game: check the seat and answer."""
+        self.listener = None
+        self.mesh = mesh
+        if not (0 <= hello.seat < len(mesh.roster.seats)) or hello.seat >= mesh.seat:
+            self._fail(f"seat {hello.seat} may not dial seat {mesh.seat} in this game")
+            return
+        self.seat = hello.seat
+        self._answer()
+
+    def _answer(self) -> None:
+        assert self.mesh is not None and self.seat is not None and self.peer_nonce is not None
+        if not self.sent_hello:
+            self._send_hello()
+        mesh = self.mesh
+        payload = auth_payload(mesh.roster.game_id, mesh.seat, self.seat, self.peer_nonce)
+        self.send(PeerAuth(mesh.identity.sign(AUTH_DOMAIN, payload).signature))
+
+    def _send_hello(self) -> None:
+        assert self.mesh is not None
+        self.sent_hello = True
+        self.send(PeerHello(PROTOCOL_VERSION, self.mesh.roster.game_id, self.mesh.seat, self.nonce))
+
+    def _auth(self, auth: PeerAuth) -> None:
+        if self.mesh is None or self.seat is None or self.peer_nonce is None:
+            raise MessageError("peer_auth before peer_hello")
+        mesh = self.mesh
+        payload = auth_payload(mesh.roster.game_id, self.seat, mesh.seat, self.nonce)
+        key = mesh.roster.seats[self.seat].public_key
+        try:
+            verify(key, SignedEnvelope(AUTH_DOMAIN, payload, auth.signature), AUTH_DOMAIN)
+        except SignatureError as error:
+            self._fail(f"seat {self.seat} failed to prove its key: {error}")
+            return
+        self.authenticated = True
+        self.decoder.max_length = PEER_MAX_FRAME
+        self._cancel_timeout()
+        mesh._link_authenticated(self)
+
+    # --- failures ---
+
+    def _fail(self, reason: str) -> None:
+        log.info("dropping a peer link: {reason}", reason=reason)
+        self.failure = reason
+        if self.mesh is not None and self.seat is not None and self.authenticated:
+            self.mesh.handler.misbehaved(self.seat, reason)
+        self.close()
+
+    def _handshake_timed_out(self) -> None:
+        self._timeout = None
+        if not self.authenticated:
+            self._fail("the peer did not finish the handshake in time")
+
+    def _cancel_timeout(self) -> None:
+        if self._timeout is not None and self._timeout.active():
+            self._timeout.cancel()
+        self._timeout = None
+
+    def _reactor(self) -> Any:
+        owner = self.mesh if self.mesh is not None else self.listener
+        assert owner is not None
+        return owner.reactor
+
+
+class PeerListener(Factory):
+    """The client's peer port: accepts links and hands each to the mesh of its game."""
+
+    def __init__(self, reactor: Any, unknown_game_wait: float = UNKNOWN_GAME_WAIT) -> None:
+        self.reactor = reactor
+        self.unknown_game_wait = unknown_game_wait
+        self.port: IListeningPort | None = None
+        self.meshes: dict[bytes, Mesh] = {}
+        self.waiting: dict[PeerLink, tuple[PeerHello, Any]] = {}
+
+    def listen(self, description: str = "tcp:0") -> Deferred[int]:
+        """Start listening (`tcp:0` picks a free port); fires with the port number."""
+        endpoint = serverFromString(self.reactor, description)
+        started: Deferred[Any] = endpoint.listen(self)
+
+        def listening(port: IListeningPort) -> int:
+            self.port = port
+            number: int = port.getHost().port
+            return number
+
+        return started.addCallback(listening)
+
+    def buildProtocol(self, addr: Any) -> PeerLink:
+        return PeerLink(self, None, None)
+
+    def register(self, mesh: Mesh) -> None:
+        self.meshes[mesh.roster.game_id] = mesh
+        for link, (hello, timer) in list(self.waiting.items()):
+            if hello.game == mesh.roster.game_id:
+                timer.cancel()
+                del self.waiting[link]
+                link.attach(mesh, hello)
+
+    def unregister(self, mesh: Mesh) -> None:
+        self.meshes.pop(mesh.roster.game_id, None)
+
+    def stop(self) -> Deferred[None]:
+        for link, (_, timer) in list(self.waiting.items()):
+            timer.cancel()
+            link.close()
+        self.waiting.clear()
+        if self.port is None:
+            return succeed(None)
+        stopped: Deferred[None] = self.port.stopListening()
+        return stopped
+
+    def _route(self, link: PeerLink, hello: PeerHello) -> None:
+        mesh = self.meshes.get(hello.game)
+        if mesh is not None:
+            link.attach(mesh, hello)
+            return
+        timer = self.reactor.callLater(self.unknown_game_wait, self._unknown_game, link)
+        self.waiting[link] = (hello, timer)
+
+    def _unknown_game(self, link: PeerLink) -> None:
+        self.waiting.pop(link, None)
+        link._fail("the peer named a game this client is not in")
+
+    def _forget(self, link: PeerLink) -> None:
+        entry = self.waiting.pop(link, None)
+        if entry is not None and entry[1].active():
+            entry[1].cancel()
+
+
+class Mesh:
+    """The links of one seat to every other seat of one game."""
+
+    def __init__(
+        self,
+        reactor: Any,
+        identity: Identity,
+        roster: GameStart,
+        seat: int,
+        handler: MeshHandler,
+        listener: PeerListener,
+        redial_delays: Sequence[float] = REDIAL_DELAYS,
+    ) -> None:
+        self.reactor = reactor
+        self.identity = identity
+        self.roster = roster
+        self.seat = seat
+        self.handler = handler
+        self.listener = listener
+        self.redial_delays = redial_delays
+        self.links: dict[int, PeerLink] = {}
+        self._attempts: dict[int, int] = {}
+        self._redials: dict[int, Any] = {}
+        self.closed = False
+
+    def start(self) -> None:
+        """Accept links from the seats before this one and dial the seats after it."""
+        self.listener.register(self)
+        for seat in range(self.seat + 1, len(self.roster.seats)):
+            self._dial(seat)
+
+    @property
+    def connected(self) -> set[int]:
+        return set(self.links)
+
+    def send(self, seat: int, message: Message) -> bool:
+        link = self.links.get(seat)
+        if link is None:
+            return False
+        link.send(message)
+        return True
+
+    def broadcast(self, message: Message, skip: Sequence[int] = ()) -> None:
+        framed = make_frame(encode_message(message), PEER_MAX_FRAME)
+        for seat, link in self.links.items():
+            if seat not in skip:
+                link.send_frame(framed)
+
+    def close(self) -> None:
+        self.closed = True
+        self.listener.unregister(self)
+        for timer in self._redials.values():
+            if timer.active():
+                timer.cancel()
+        self._redials.clear()
+        for link in list(self.links.values()):
+            link.close()
+
+    # --- links ---
+
+    def _dial(self, seat: int) -> None:
+        self._redials.pop(seat, None)
+        if self.closed or seat in self.links:
+            return
+        peer = self.roster.seats[seat]
+        endpoint = HostnameEndpoint(self.reactor, peer.host, peer.port, timeout=10)
+        factory = Factory.forProtocol(lambda: PeerLink(None, self, seat))
+        connecting = endpoint.connect(factory)
+        connecting.addErrback(lambda failure: self._dial_failed(seat, failure))
+
+    def _dial_failed(self, seat: int, failure: Failure) -> None:
+        if self.closed:
+            return
+        peer = self.roster.seats[seat]
+        self.handler.link_down(
+            seat,
+            f"cannot reach {peer.name} at {peer.host}:{peer.port} ({failure.getErrorMessage()})",
+        )
+        self._schedule_redial(seat)
+
+    def _schedule_redial(self, seat: int) -> None:
+        if self.closed or seat <= self.seat or seat in self._redials:
+            return
+        attempt = self._attempts.get(seat, 0)
+        self._attempts[seat] = attempt + 1
+        delay = self.redial_delays[min(attempt, len(self.redial_delays) - 1)]
+        self._redials[seat] = self.reactor.callLater(delay, self._dial, seat)
+
+    def _link_authenticated(self, link: PeerLink) -> None:
+        assert link.seat is not None
+        if self.closed:
+            link.close()
+            return
+        old = self.links.get(link.seat)
+        self.links[link.seat] = link
+        self._attempts[link.seat] = 0
+        if old is not None and old is not link:
+            old.mesh = None  # a replaced link's loss is not news
+            old.close()
+        self.handler.link_up(link.seat)
+
+    def _link_lost(self, link: PeerLink, reason: str) -> None:
+        """A link ended: the current link of its seat, or a dialled one whose handshake failed.
+        Either way the seat hears why, and the dialling side tries again."""
+        if link.seat is None or self.closed:
+            return
+        if self.links.get(link.seat) is link:
+            del self.links[link.seat]
+        elif link.authenticated or link.seat <= self.seat:
+            return  # a replaced link, or an accepted one that never proved itself
+        self.handler.link_down(link.seat, reason)
+        self._schedule_redial(link.seat)

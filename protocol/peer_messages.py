@@ -1,0 +1,98 @@
+"""Messages between the players' clients (protocol version 1): the link handshake, signed step
+messages and their relays, chat and heartbeats. docs/peer-protocol.md describes the exchange.
+
+A link starts with a handshake in which each side proves it holds the key the roster gives its
+seat, for this connection only (each signs the other's fresh nonce). Until then a link accepts
+only small frames, so nobody unauthenticated can make a client buffer much.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Annotated, ClassVar
+
+import msgpack
+
+from protocol.cards import MAX_PLAYERS
+from protocol.identity import SIGNATURE_BYTES
+from protocol.messages import (
+    GAME_ID_BYTES,
+    Blob,
+    Codec,
+    Int,
+    Message,
+    Text,
+    Version,
+)
+
+HANDSHAKE_MAX_FRAME = 1024
+PEER_MAX_FRAME = 8 * 1024 * 1024  # the largest step message is a shuffle with its proof
+NONCE_BYTES = 32
+MAX_STEP = 10**7
+AUTH_DOMAIN = "bohnanza-p2p/peer-auth/v1"
+STEP_DOMAIN = "bohnanza-p2p/step/v1"
+
+GameId = Annotated[bytes, Blob(GAME_ID_BYTES)]
+SeatNumber = Annotated[int, Int(0, MAX_PLAYERS - 1)]
+StepNumber = Annotated[int, Int(0, MAX_STEP)]
+
+
+@dataclasses.dataclass(frozen=True)
+class PeerHello(Message):
+    """First frame on a link, both ways: which game, which seat, and a fresh nonce."""
+
+    TYPE: ClassVar[str] = "peer_hello"
+    version: Annotated[int, Version()]
+    game: GameId
+    seat: SeatNumber
+    nonce: Annotated[bytes, Blob(NONCE_BYTES)]
+
+
+@dataclasses.dataclass(frozen=True)
+class PeerAuth(Message):
+    """The sender's signature over `auth_payload` with the receiver's nonce."""
+
+    TYPE: ClassVar[str] = "peer_auth"
+    signature: Annotated[bytes, Blob(SIGNATURE_BYTES)]
+
+
+@dataclasses.dataclass(frozen=True)
+class StepFrame(Message):
+    """A signed step message (domain STEP_DOMAIN), from its author or relayed by another peer;
+    the author is the seat named inside the payload."""
+
+    TYPE: ClassVar[str] = "step"
+    payload: Annotated[bytes, Blob(1, PEER_MAX_FRAME)]
+    signature: Annotated[bytes, Blob(SIGNATURE_BYTES)]
+
+
+@dataclasses.dataclass(frozen=True)
+class PeerChat(Message):
+    TYPE: ClassVar[str] = "chat"
+    text: Annotated[str, Text(1, 500)]
+
+
+@dataclasses.dataclass(frozen=True)
+class Heartbeat(Message):
+    """Sent on an idle link so both sides know it is alive; carries the sender's step."""
+
+    TYPE: ClassVar[str] = "heartbeat"
+    step: StepNumber
+
+
+@dataclasses.dataclass(frozen=True)
+class Fetch(Message):
+    """Ask a peer for the step messages it holds from `step` on (a peer that fell behind)."""
+
+    TYPE: ClassVar[str] = "fetch"
+    step: StepNumber
+
+
+HANDSHAKE = Codec([PeerHello, PeerAuth])
+PEER_LINK = Codec([StepFrame, PeerChat, Heartbeat, Fetch])
+
+
+def auth_payload(game: bytes, signer: int, receiver: int, receiver_nonce: bytes) -> bytes:
+    """What a seat signs to prove itself on one link: fresh for the receiver's nonce."""
+    packed: bytes = msgpack.packb([game, signer, receiver, receiver_nonce], use_bin_type=True)
+    return packed
