@@ -1,0 +1,611 @@
+"""The jointly shuffled deck: one seat's player object, and the audit.
+
+A `DeckPlayer` is one seat's view: its secrets (all derived from one committed seed) and its
+own `PublicDeck`. Seats exchange only plain messages (`protocol.deck_messages`) on the fixed
+round schedule of `protocol.deck_schedule`; the protocol, the checks and the audit are
+described in docs/deck.md and CRYPTO.md. Pure code: no I/O, no clock. Pass an Executor to spread
+the independent rounds of proofs and slots of a deck over cores.
+
+Usage per epoch (the lockstep does this):
+
+    player.begin_epoch(epoch, card_ids)
+    for round_ in range(epoch_rounds(players, proofs)):
+        mine = player.epoch_message(round_)            # send it (None: send nothing)
+        player.receive_round(round_, {seat: message})  # everyone's, own included
+
+then, as the game draws and plays cards: `keys_for` / `receive_keys` / `open_private` /
+`open_public`; at the end (or on a dispute) `reveal_seed` and `audit`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import hmac
+import itertools
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import Executor
+from dataclasses import dataclass, field
+from typing import NoReturn
+
+from .deck_errors import (
+    AuditError,
+    CommitmentError,
+    DeckError,
+    MissingKeys,
+    RefusedOpen,
+    ReplayMismatch,
+    ScheduleError,
+)
+from .deck_messages import (
+    Coins,
+    Commit,
+    DeckMessage,
+    Dispute,
+    EpochMessage,
+    Keys,
+    Part,
+    Relock,
+    SeedReveal,
+    Shadows,
+    Shuffle,
+    ShuffleAnswers,
+    decode_message,
+)
+from .deck_proofs import (
+    answer_round,
+    dleq_statement,
+    multiply_all,
+    points_digest,
+    prove_dleq_slots,
+    relock_context,
+    shadow_commitments,
+    shuffle_context,
+    spread,
+)
+from .deck_public import EpochState, Opening, PublicDeck, account, card_point, card_points
+from .deck_schedule import DeckConfig, epoch_rounds, parts_due, relock_round, shuffle_round
+from .deck_secrets import SeatSecrets, coin_commitment, seed_commitment
+from .group import ED25519, Group, Point, Scalar
+from .kdf import encode_label
+
+__all__ = [
+    "AuditError",
+    "Coins",
+    "Commit",
+    "DeckConfig",
+    "DeckError",
+    "DeckMessage",
+    "DeckPlayer",
+    "Dispute",
+    "EpochMessage",
+    "Keys",
+    "Opening",
+    "PublicDeck",
+    "Relock",
+    "SeedReveal",
+    "Shadows",
+    "Shuffle",
+    "ShuffleAnswers",
+    "audit",
+    "card_point",
+    "card_points",
+    "decode_message",
+    "epoch_rounds",
+    "parts_due",
+    "verify_seed",
+]
+
+
+@dataclass
+class _EpochSecrets:
+    """This seat's secrets for one epoch, derived once."""
+
+    shuffle_key: Scalar
+    key_inverse: Scalar
+    permutation: list[int]
+    slot_keys: list[Scalar]
+    shadows: list[tuple[int, Scalar, list[int]]] = field(default_factory=list)
+
+    def __repr__(self) -> str:
+        return "_EpochSecrets(<secret>)"
+
+
+class DeckPlayer:
+    """One seat of the shared deck: produces its messages, checks everyone's, opens cards.
+
+    Each seat runs its own object; objects share nothing but the messages they exchange.
+    """
+
+    def __init__(
+        self,
+        config: DeckConfig,
+        seat: int,
+        seed: bytes,
+        *,
+        group: Group = ED25519,
+        executor: Executor | None = None,
+        public: PublicDeck | None = None,
+    ) -> None:
+        """`seed`: 32 bytes from `secrets.token_bytes`. `public` is shared only by the audit,
+        which replays several seats over one public state."""
+        if not 0 <= seat < config.players:
+            raise ValueError(f"seat {seat} is not in a {config.players}-player game")
+        self.config = config
+        self.seat = seat
+        self.public = (
+            public if public is not None else PublicDeck(config, group=group, executor=executor)
+        )
+        self._group = self.public.group
+        self._secrets = SeatSecrets(self._group, config.game_id, seat, seed)
+        self._epochs: dict[int, _EpochSecrets] = {}
+        self._seen: dict[int, dict[int, int]] = {}
+        self._locked: list[Point] | None = None
+
+    def __repr__(self) -> str:
+        return f"DeckPlayer(seat={self.seat}, players={self.config.players})"
+
+    @property
+    def commitment(self) -> bytes:
+        """The commitment to this seat's seed, sent in round 0 of every epoch."""
+        return self._secrets.commitment()
+
+    def reveal_seed(self) -> SeedReveal:
+        """The seed, for the audit: only at the end of the game or on a dispute or abort."""
+        return SeedReveal(self._secrets.seed)
+
+    # Epochs -----------------------------------------------------------------------------------
+
+    def begin_epoch(self, epoch: int, cards: Sequence[int]) -> None:
+        """Start dealing epoch `epoch` from `cards` (sorted ids: the deck, then a discard pile)."""
+        self.public.begin_epoch(epoch, cards)
+        self._start_epoch(epoch)
+
+    def _start_epoch(self, epoch: int) -> None:
+        key = self._secrets.shuffle_key(epoch)
+        size = self.public.epoch(epoch).size
+        self._epochs[epoch] = _EpochSecrets(
+            shuffle_key=key,
+            key_inverse=self._group.scalar_invert(key),
+            permutation=self._secrets.shuffle_permutation(epoch, size),
+            slot_keys=[self._secrets.slot_key(epoch, slot) for slot in range(size)],
+        )
+        self._seen[epoch] = {}
+        self._locked = None
+
+    def epoch_message(self, round_: int) -> EpochMessage | None:
+        """This seat's message for `round_` of the current epoch (None: nothing is due)."""
+        state = self.public.current
+        if state.complete or round_ != state.next_round:
+            raise ValueError(f"epoch {state.epoch} is at round {state.next_round}, not {round_}")
+        due = parts_due(self.config, round_, self.seat)
+        if not due:
+            return None
+        makers: dict[str, Callable[[EpochState, int], Part]] = {
+            "commit": self._commit,
+            "shuffle": self._shuffle,
+            "shadows": self._shadows,
+            "coins": self._coins,
+            "answers": self._answers,
+            "relock": self._relock,
+        }
+        parts: dict[str, Part] = {name: makers[name](state, round_) for name in due}
+        return EpochMessage.assemble(state.epoch, round_, parts)
+
+    def receive_round(self, round_: int, messages: Mapping[int, EpochMessage | None]) -> None:
+        """Check every seat's message for `round_` (own included) and apply them in seat order.
+
+        Raises a DeckError blaming the first offending seat. If this seat acts next on the deck
+        that arrives now, validating it and locking it are one multiplication.
+        """
+        lock = self._lock_for(round_ + 1)
+        self._locked = self.public.receive_round(round_, messages, lock)
+
+    def _lock_for(self, action_round: int) -> list[Scalar] | None:
+        state = self.public.current
+        if action_round == shuffle_round(self.seat) and self.seat > 0:
+            return [self._epochs[state.epoch].shuffle_key] * state.size
+        if action_round == relock_round(self.config.players, self.seat):
+            return self._witnesses(state)
+        return None
+
+    def _locked_input(self, deck: Sequence[Point], scalars: Sequence[Scalar]) -> list[Point]:
+        locked, self._locked = self._locked, None
+        if locked is None:
+            outcome = multiply_all(
+                self.public.executor, self._group, list(zip(scalars, deck, strict=True))
+            )
+            assert not isinstance(outcome, int), "the deck was validated on receipt"
+            locked = outcome
+        return locked
+
+    def _witnesses(self, state: EpochState) -> list[Scalar]:
+        """Per slot, k_j·K⁻¹: removes the global key K and puts the slot key k_j."""
+        inverse = self._epochs[state.epoch].key_inverse
+        return [self._group.scalar_mul(key, inverse) for key in self._epochs[state.epoch].slot_keys]
+
+    def _commit(self, state: EpochState, round_: int) -> Commit:
+        coins: tuple[bytes, ...] = ()
+        if self.config.proofs:
+            coins = tuple(
+                coin_commitment(
+                    self.config.game_id,
+                    state.epoch,
+                    self.seat,
+                    prover,
+                    self._secrets.coin_share(state.epoch, prover),
+                )
+                for prover in range(self.config.players)
+                if prover != self.seat
+            )
+        return Commit(self.commitment, state.digest, coins)
+
+    def _shuffle(self, state: EpochState, round_: int) -> Shuffle:
+        mine = self._epochs[state.epoch]
+        locked = self._locked_input(state.decks[-1], [mine.shuffle_key] * state.size)
+        deck_out = tuple(locked[index] for index in mine.permutation)
+        return Shuffle(deck_out, self._group.mul_base(mine.shuffle_key))
+
+    def _shadows(self, state: EpochState, round_: int) -> Shadows:
+        """Commitments to fresh shadows of this seat's shuffle input (its proof's first move)."""
+        mine = self._epochs[state.epoch]
+        deck_in = state.decks[self.seat]
+        binding = hashlib.sha256(
+            encode_label("shadow binding", points_digest(deck_in), state.binding)
+        ).digest()
+        mine.shadows = [
+            (
+                proof_round,
+                self._secrets.shadow_key(state.epoch, proof_round, binding),
+                self._secrets.shadow_permutation(state.epoch, proof_round, binding, state.size),
+            )
+            for proof_round in range(self.config.proof_rounds)
+        ]
+        c = self.config
+        context = shuffle_context(
+            c.game_id, c.players, c.proof_rounds, state.epoch, self.seat, state.size
+        )
+        chunks = spread(
+            self.public.executor, shadow_commitments, (self._group, context, deck_in), mine.shadows
+        )
+        return Shadows(tuple(commitment for chunk in chunks for commitment in chunk))
+
+    def _coins(self, state: EpochState, round_: int) -> Coins:
+        return Coins(
+            tuple(
+                self._secrets.coin_share(state.epoch, prover)
+                for prover in range(self.config.players)
+                if prover != self.seat
+            )
+        )
+
+    def _answers(self, state: EpochState, round_: int) -> ShuffleAnswers:
+        mine = self._epochs[state.epoch]
+        answers = [
+            answer_round(self._group, bit, mine.shuffle_key, mine.permutation, key, perm)
+            for bit, (_, key, perm) in zip(state.challenges[self.seat], mine.shadows, strict=True)
+        ]
+        return ShuffleAnswers(
+            tuple(scalar for scalar, _ in answers), tuple(perm for _, perm in answers)
+        )
+
+    def _relock(self, state: EpochState, round_: int) -> Relock:
+        deck_in = state.decks[-1]
+        witnesses = self._witnesses(state)
+        deck_out = self._locked_input(deck_in, witnesses)
+        locks = [self._group.mul_base(key) for key in self._epochs[state.epoch].slot_keys]
+        proofs: tuple[bytes, ...] = ()
+        if self.config.proofs:
+            public_key = state.public_keys[self.seat]
+            context = relock_context(
+                self.config.game_id, self.config.players, state.epoch, self.seat
+            )
+            work = []
+            for slot in range(state.size):
+                statement = dleq_statement(
+                    context, slot, public_key, deck_in[slot], locks[slot], deck_out[slot]
+                )
+                nonce = self._secrets.dleq_nonce(state.epoch, slot, statement)
+                work.append((statement, witnesses[slot], deck_in[slot], nonce))
+            chunks = spread(self.public.executor, prove_dleq_slots, (self._group, public_key), work)
+            proofs = tuple(proof for chunk in chunks for proof in chunk)
+        return Relock(tuple(deck_out), tuple(locks), proofs)
+
+    def _slot_key(self, epoch: int, slot: int) -> Scalar:
+        return self._epochs[epoch].slot_keys[slot]
+
+    # Keys and opens ---------------------------------------------------------------------------
+
+    def keys_for(self, epoch: int, slots: Sequence[int], to: int | None) -> Keys:
+        """This seat's keys for `slots`, for seat `to` to draw them or for everyone (None).
+
+        Refuses (RefusedOpen, blaming `to`) what the public state does not allow: a slot out of
+        draw order, a slot that is someone else's, another seat's card opened to all.
+        """
+        state = self.public.dealt(epoch)
+        wanted = tuple(slots)
+        if not wanted or any(a >= b for a, b in itertools.pairwise(wanted)):
+            raise ValueError("slots are given strictly increasing, at least one")
+        step = f"epoch {epoch} keys of seat {self.seat} for seat {to}"
+        self.public.routes_after(state, self.seat, to, wanted, to, step)
+        keys = tuple(bytes(self._slot_key(epoch, slot)) for slot in wanted)
+        return Keys(epoch, to, wanted, keys)
+
+    def receive_keys(self, sender: int, message: Keys, expected: Opening | None = None) -> None:
+        """Check and record `sender`'s keys; deliver every Keys message, own ones included.
+        `expected`: what the game state says is being opened (pass it; see PublicDeck)."""
+        self.public.receive_keys(sender, message, expected)
+
+    def open_private(self, epoch: int, slot: int) -> int:
+        """The card at one of this seat's slots: every other seat's key plus its own."""
+        state = self.public.dealt(epoch)
+        step = f"epoch {epoch} seat {self.seat} opens slot {slot}"
+        if state.routes.get(slot, -1) != self.seat:
+            raise RefusedOpen(
+                f"slot {slot} was not dealt to seat {self.seat}", blame=None, step=step
+            )
+        others = [seat for seat in range(self.config.players) if seat != self.seat]
+        missing = self.public.missing_keys(state, slot, others)
+        if missing:
+            raise MissingKeys(
+                f"waiting for keys from seats {list(missing)}", missing=missing, step=step
+            )
+        keys = [state.keys[slot][seat] for seat in others]
+        keys.append(self._slot_key(epoch, slot))
+        card = self.public.decode(state, slot, keys, step)
+        account(state.opened, slot, card, step)  # not a card already opened to all elsewhere
+        self._remember(epoch, slot, card, step)
+        return card
+
+    def open_public(self, epoch: int, slot: int) -> int:
+        """The card at a slot opened to all (every seat's key is in)."""
+        card = self.public.open_public(epoch, slot)
+        self._remember(epoch, slot, card, f"epoch {epoch} open slot {slot} to all")
+        return card
+
+    def _remember(self, epoch: int, slot: int, card: int, step: str) -> None:
+        known = self._seen[epoch]
+        account(known, slot, card, step)
+        known[slot] = card
+
+    def seen(self, epoch: int) -> dict[int, int]:
+        """Every card this seat has opened in `epoch`, privately or publicly: slot -> card id."""
+        return dict(self._seen.get(epoch, {}))
+
+    def dispute(self, epoch: int, slot: int) -> Dispute:
+        """Claim that one of this seat's slots opens to no valid card, publishing the key that
+        lets everyone check: a false claim is then blamed on this seat."""
+        state = self.public.dealt(epoch)
+        if state.routes.get(slot, -1) != self.seat:
+            raise ValueError(f"slot {slot} was not dealt to seat {self.seat}")
+        return Dispute(epoch, slot, bytes(self._slot_key(epoch, slot)))
+
+    def receive_dispute(self, sender: int, message: Dispute) -> NoReturn:
+        """Open a disputed slot to all: FalseDispute blames `sender` if the card is valid; an
+        AccountingError (no seat) means the deal itself is broken and the audit must name who."""
+        self.public.receive_dispute(sender, message)
+
+
+# The audit --------------------------------------------------------------------------------------
+
+
+def verify_seed(config: DeckConfig, seat: int, commitment: bytes, seed: bytes) -> bool:
+    """Whether `seed` is the one `seat` committed to."""
+    return len(seed) == 32 and hmac.compare_digest(
+        seed_commitment(config.game_id, seat, seed), commitment
+    )
+
+
+class _Stop(Exception):
+    """The transcript cannot be followed past a failed public check."""
+
+
+class _Audit:
+    """Replays a transcript over one PublicDeck, and each honest-looking seat from its seed."""
+
+    def __init__(
+        self,
+        epoch_cards: Sequence[Sequence[int]],
+        public: PublicDeck,
+        replayers: dict[int, DeckPlayer],
+    ) -> None:
+        self.epoch_cards = epoch_cards
+        self.public = public
+        self.replayers = replayers
+        self.findings: list[tuple[int, int, DeckError]] = []
+        self.unexplained: list[DeckError] = []
+        self._blamed: set[int] = set()
+
+    def find(self, position: int, error: DeckError) -> None:
+        if error.blame is None:
+            self.unexplained.append(error)
+        elif error.blame not in self._blamed:
+            self._blamed.add(error.blame)
+            self.findings.append((position, error.blame, error))
+
+    def run(self, transcript: Sequence[tuple[int, DeckMessage]]) -> None:
+        pending: dict[int, EpochMessage] = {}
+        start = 0
+        for position, (author, message) in enumerate(transcript):
+            if isinstance(message, EpochMessage):
+                first = next(iter(pending.values()), None)
+                if first is not None and (first.epoch, first.round) != (
+                    message.epoch,
+                    message.round,
+                ):
+                    self.round(start, pending)
+                    pending = {}
+                if not pending:
+                    start = position
+                if pending.get(author, message) != message:
+                    self.find(
+                        position,
+                        ScheduleError(
+                            "equivocation: two different messages for one round",
+                            blame=author,
+                            step=f"epoch {message.epoch} round {message.round}",
+                        ),
+                    )
+                    raise _Stop
+                pending[author] = message
+                continue
+            if pending:
+                self.round(start, pending)
+                pending = {}
+            if isinstance(message, Keys):
+                self.keys(position, author, message)
+            elif isinstance(message, Dispute):
+                self.dispute(position, author, message)
+        if pending:
+            self.round(start, pending)
+
+    def round(self, position: int, messages: dict[int, EpochMessage]) -> None:
+        first = next(iter(messages.values()))
+        epoch, round_ = first.epoch, first.round
+        self._catch_up(position, epoch, round_, messages)
+        for seat, replayer in sorted(self.replayers.items()):
+            expected = replayer.epoch_message(round_)
+            actual = messages.get(seat)
+            if _wire(expected) != _wire(actual):
+                self.find(
+                    position, _mismatch(seat, f"epoch {epoch} round {round_}", expected, actual)
+                )
+        self._receive(position, round_, messages)
+
+    def _catch_up(
+        self, position: int, epoch: int, round_: int, messages: Mapping[int, EpochMessage]
+    ) -> None:
+        """Begin epochs and feed empty rounds up to (epoch, round_). A round nobody logged is a
+        round whose due messages are missing, which blames the first seat that owed one."""
+        while True:
+            current = self.public.current if self.public.started else None
+            if current is None or current.complete:
+                following = self.public.started
+                if following > epoch:
+                    break
+                if following >= len(self.epoch_cards):
+                    raise ValueError(f"the audit needs the card set of epoch {following}")
+                self.public.begin_epoch(following, self.epoch_cards[following])
+                for replayer in self.replayers.values():
+                    replayer._start_epoch(following)
+            elif (current.epoch, current.next_round) == (epoch, round_):
+                return
+            elif (current.epoch, current.next_round) < (epoch, round_):
+                self._receive(position, current.next_round, {})
+            else:
+                break
+        author = min(messages)
+        self.find(
+            position,
+            ScheduleError(
+                f"sent a message for epoch {epoch} round {round_} out of sequence",
+                blame=author,
+                step=f"epoch {epoch} round {round_}",
+            ),
+        )
+        raise _Stop
+
+    def _receive(self, position: int, round_: int, messages: Mapping[int, EpochMessage]) -> None:
+        try:
+            self.public.receive_round(round_, messages)
+        except DeckError as error:
+            self.find(position, error)
+            raise _Stop from None
+        for replayer in self.replayers.values():
+            replayer._locked = None
+
+    def keys(self, position: int, author: int, message: Keys) -> None:
+        try:
+            self.public.receive_keys(author, message)
+        except DeckError as error:
+            self.find(position, error)
+            raise _Stop from None
+        replayer = self.replayers.get(author)
+        if replayer is not None:
+            expected = tuple(bytes(replayer._slot_key(message.epoch, s)) for s in message.slots)
+            if expected != message.keys:
+                step = f"epoch {message.epoch} keys"
+                self.find(position, _mismatch(author, step, expected, message.keys))
+
+    def dispute(self, position: int, author: int, message: Dispute) -> None:
+        try:
+            self.public.receive_dispute(author, message)
+        except DeckError as error:
+            self.find(position, error)
+
+
+def _wire(message: EpochMessage | None) -> object:
+    return None if message is None else message.to_wire()
+
+
+def _mismatch(seat: int, step: str, expected: object, actual: object) -> DeckError:
+    detail = ""
+    if isinstance(expected, EpochMessage) and isinstance(actual, EpochMessage):
+        theirs = actual.parts()
+        differing = [name for name, part in expected.parts().items() if theirs.get(name) != part]
+        detail = f" (in {', '.join(differing)})" if differing else ""
+    return ReplayMismatch(
+        f"its message does not follow from the seed it revealed{detail}", blame=seat, step=step
+    )
+
+
+def _seed_commitments(transcript: Sequence[tuple[int, DeckMessage]]) -> dict[int, bytes]:
+    found: dict[int, bytes] = {}
+    for author, message in transcript:
+        if isinstance(message, EpochMessage) and message.epoch == 0 and message.commit is not None:
+            found.setdefault(author, message.commit.seed_commitment)
+    return found
+
+
+def audit(
+    config: DeckConfig,
+    epoch_cards: Sequence[Sequence[int]],
+    transcript: Sequence[tuple[int, DeckMessage]],
+    seeds: Mapping[int, bytes | None],
+    *,
+    group: Group = ED25519,
+    executor: Executor | None = None,
+) -> None:
+    """Judge a whole game's deck from its transcript and the revealed seeds.
+
+    `epoch_cards[e]`: the sorted card ids epoch e started from (the deck, then each discard
+    pile); `transcript`: every deck message with its author, in lockstep order (SeedReveal
+    messages are ignored; pass the seeds in `seeds`, None for a seat that withheld its seed).
+    Every public check is re-run; every seat whose seed matches its commitment is replayed, and
+    each of its messages must be exactly what its seed gives. Passes silently, or raises an
+    AuditError whose `blame` is the first cheater in transcript order; its `findings` list every
+    seat found cheating, a withheld or wrong seed counting as cheating at the end.
+    """
+    public = PublicDeck(config, group=group, executor=executor)
+    commitments = _seed_commitments(transcript)
+    replayers: dict[int, DeckPlayer] = {}
+    seed_findings: list[DeckError] = []
+    for seat in range(config.players):
+        seed = seeds.get(seat)
+        commitment = commitments.get(seat)
+        if commitment is None:
+            continue  # it never committed; round 0 already blames it
+        if seed is None:
+            seed_findings.append(
+                CommitmentError("withheld its seed", blame=seat, step="seed reveal")
+            )
+        elif not verify_seed(config, seat, commitment, seed):
+            seed_findings.append(
+                CommitmentError(
+                    "revealed a seed that does not match its commitment",
+                    blame=seat,
+                    step="seed reveal",
+                )
+            )
+        else:
+            replayers[seat] = DeckPlayer(config, seat, seed, public=public)
+    auditor = _Audit(epoch_cards, public, replayers)
+    with contextlib.suppress(_Stop):
+        auditor.run(transcript)
+    for error in seed_findings:
+        auditor.find(len(transcript), error)
+    if auditor.findings:
+        ordered = sorted(auditor.findings, key=lambda finding: (finding[0], finding[1]))
+        raise AuditError(tuple(error for _, _, error in ordered))
+    if auditor.unexplained:
+        raise AuditError(tuple(auditor.unexplained))

@@ -1,0 +1,227 @@
+"""Cost of dealing one deck epoch with 3, 5 and 7 players (scripts/bench deck [--json]).
+
+Every player is a separate DeckPlayer; they exchange msgpack-encoded messages on the epoch's
+round schedule, as the lockstep will. The critical path models k machines working in parallel:
+a seat produces its round-r message once it has processed round r-1, and processes round r once
+every seat's round-r message is in. Each seat gets the same executor (the two cores of this
+machine), since on a LAN every seat has its own machine. Figures per player count, with proofs
+off and on: the critical path of the whole epoch (shuffle + relock, with the proofs it carries),
+the CPU seconds of all players together, the time each player spends receiving and checking
+(mean over players), and the bytes each player sends (mean and max). Without proofs the
+critical path is also compared with the raw cost of the scalar multiplications it needs
+(k·n locks, k·n relocks, k·n base-point locks), timed in the same run; the ratio is reported on
+one core (the overhead of validation, hashing and Python) and with the pool.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import secrets
+import statistics
+import time
+from collections.abc import Callable, Iterator
+from concurrent.futures import Executor, ProcessPoolExecutor, ThreadPoolExecutor
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+import msgpack
+
+from protocol.deck import DeckConfig, DeckPlayer, decode_message
+from protocol.deck_messages import EpochMessage
+from protocol.deck_proofs import multiply_all
+from protocol.group import ED25519
+
+DECK_SIZE = {3: 150, 4: 130, 5: 130, 6: 144, 7: 144}
+WORKERS = 2
+
+
+@dataclass
+class Epoch:
+    critical_s: float
+    cpu_s: float
+    receive_s: list[float]
+    bytes_sent: list[int]
+
+
+def cpu_seconds() -> float:
+    """CPU of this process and of its reaped children (process-pool workers once shut down)."""
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+
+def make_pool(kind: str) -> Executor | None:
+    if kind == "thread":
+        return ThreadPoolExecutor(WORKERS)
+    if kind == "process":
+        return ProcessPoolExecutor(WORKERS)
+    return None
+
+
+@contextmanager
+def pool(kind: str) -> Iterator[Executor | None]:
+    """A fresh, warmed-up pool, shut down (workers reaped) on exit."""
+    executor = make_pool(kind)
+    if executor is not None:
+        points = [ED25519.generator()] * 16
+        scalar = ED25519.scalar_from_wide(secrets.token_bytes(64))
+        multiply_all(executor, ED25519, [(scalar, p) for p in points])
+    try:
+        yield executor
+    finally:
+        if executor is not None:
+            executor.shutdown(wait=True)
+
+
+def pool_overhead_cpu(kind: str) -> float:
+    """CPU a pool costs just to start, warm up and stop (subtracted from the measurements)."""
+    before = cpu_seconds()
+    with pool(kind):
+        pass
+    return cpu_seconds() - before
+
+
+def timed(action: Callable[[], object]) -> tuple[float, object]:
+    started = time.perf_counter()
+    result = action()
+    return time.perf_counter() - started, result
+
+
+def receive(player: DeckPlayer, round_: int, sent: dict[int, bytes]) -> float:
+    """Decode every seat's round message and let `player` check it; the seconds it took."""
+    started = time.perf_counter()
+    decoded: dict[int, EpochMessage | None] = {}
+    for seat, data in sent.items():
+        message = decode_message(msgpack.unpackb(data, strict_map_key=True), seat)
+        assert isinstance(message, EpochMessage)
+        decoded[seat] = message
+    player.receive_round(round_, decoded)
+    return time.perf_counter() - started
+
+
+def run_epoch(players: int, proofs: bool, proof_rounds: int, kind: str) -> Epoch:
+    size = DECK_SIZE[players]
+    config = DeckConfig(secrets.token_bytes(16), players, proofs, proof_rounds)
+    overhead = pool_overhead_cpu(kind) if kind == "process" else 0.0
+    cpu_before = cpu_seconds()
+    with pool(kind) as executor:
+        seats = [
+            DeckPlayer(config, seat, secrets.token_bytes(32), executor=executor)
+            for seat in range(players)
+        ]
+        ready = []
+        for player in seats:
+            started = time.perf_counter()
+            player.begin_epoch(0, range(size))
+            ready.append(time.perf_counter() - started)
+        receive_s = [0.0] * players
+        bytes_sent = [0] * players
+        for round_ in range(config.rounds):
+            sent: dict[int, bytes] = {}
+            finished = []
+            for player in seats:
+                started = time.perf_counter()
+                message = player.epoch_message(round_)
+                finished.append(ready[player.seat] + time.perf_counter() - started)
+                if message is not None:
+                    sent[player.seat] = msgpack.packb(message.to_wire())
+                    bytes_sent[player.seat] += len(sent[player.seat])
+            arrived = max(finished)
+            for player in seats:
+                spent = receive(player, round_, sent)
+                receive_s[player.seat] += spent
+                ready[player.seat] = arrived + spent
+    cpu = cpu_seconds() - cpu_before - overhead
+    return Epoch(max(ready), cpu, receive_s, bytes_sent)
+
+
+def raw_costs(samples: int = 7, batch: int = 400) -> tuple[float, float]:
+    """Median seconds per variable-base and per base-point multiplication, on one core."""
+    group = ED25519
+    point = group.generator()
+    scalar = group.scalar_from_wide(secrets.token_bytes(64))
+    var, base = [], []
+    for _ in range(samples):
+        spent, _ = timed(lambda: [group.mul(scalar, point) for _ in range(batch)])
+        var.append(spent / batch)
+        spent, _ = timed(lambda: [group.mul_base(scalar) for _ in range(batch)])
+        base.append(spent / batch)
+    return statistics.median(var), statistics.median(base)
+
+
+def choose_pool(proof_rounds: int, trials: int = 3) -> tuple[str, dict[str, float]]:
+    """Thread or process pool: whichever gives the shorter 5-player critical path with proofs
+    (median of `trials` runs each, alternating, since this machine is noisy)."""
+    runs: dict[str, list[float]] = {"thread": [], "process": []}
+    for _ in range(trials):
+        for kind, paths in runs.items():
+            paths.append(run_epoch(5, True, proof_rounds, kind).critical_s)
+    medians = {kind: statistics.median(paths) for kind, paths in runs.items()}
+    return min(medians, key=lambda kind: medians[kind]), medians
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--json", action="store_true")
+    parser.add_argument("--rounds", type=int, default=40, help="shuffle proof rounds")
+    parser.add_argument("--pool", choices=("auto", "thread", "process", "none"), default="auto")
+    args = parser.parse_args()
+    summary: dict[str, object] = {"cores": os.cpu_count(), "proof_rounds": args.rounds}
+    if args.pool == "auto":
+        kind, paths = choose_pool(args.rounds)
+        print(
+            "pool for 5 players with proofs (median of 3): "
+            + ", ".join(f"{name} {seconds:.2f} s" for name, seconds in paths.items())
+            + f" -> {kind}"
+        )
+        summary.update(
+            {f"k5_critical_s_proofs_{name}_pool": round(s, 3) for name, s in paths.items()}
+        )
+    else:
+        kind = args.pool
+    summary["pool"] = kind
+    var_s, base_s = raw_costs()
+    summary["raw_mul_ms"] = round(var_s * 1e3, 4)
+    summary["raw_mul_base_ms"] = round(base_s * 1e3, 4)
+    print(f"raw scalar multiplication {var_s * 1e3:.3f} ms, base point {base_s * 1e3:.3f} ms")
+    header = ("k", "cards", "proofs", "critical s", "cpu s", "receive s/pl", "KB/pl", "KB max")
+    print("{:>2} {:>5} {:>6} {:>10} {:>7} {:>12} {:>6} {:>6}".format(*header))
+    for players in (3, 5, 7):
+        size = DECK_SIZE[players]
+        raw = players * size * (2 * var_s + base_s)
+        for proofs in (False, True):
+            epoch = run_epoch(players, proofs, args.rounds, kind)
+            label = "proofs" if proofs else "plain"
+            summary[f"k{players}_critical_s_{label}"] = round(epoch.critical_s, 3)
+            summary[f"k{players}_cpu_s_{label}"] = round(epoch.cpu_s, 3)
+            summary[f"k{players}_receive_s_per_player_{label}"] = round(
+                statistics.mean(epoch.receive_s), 3
+            )
+            summary[f"k{players}_bytes_per_player_{label}"] = round(
+                statistics.mean(epoch.bytes_sent)
+            )
+            summary[f"k{players}_bytes_max_{label}"] = max(epoch.bytes_sent)
+            print(
+                f"{players:>2} {size:>5} {'on' if proofs else 'off':>6} {epoch.critical_s:>10.3f}"
+                f" {epoch.cpu_s:>7.2f} {statistics.mean(epoch.receive_s):>12.3f}"
+                f" {statistics.mean(epoch.bytes_sent) / 1024:>6.1f}"
+                f" {max(epoch.bytes_sent) / 1024:>6.1f}"
+            )
+            if not proofs:
+                one_core = run_epoch(players, False, args.rounds, "none").critical_s
+                summary[f"k{players}_plain_vs_raw_ratio"] = round(one_core / raw, 3)
+                summary[f"k{players}_plain_vs_raw_ratio_pooled"] = round(epoch.critical_s / raw, 3)
+                print(
+                    f"   raw multiplications {raw:.3f} s; plain critical path on one core "
+                    f"{one_core:.3f} s = {one_core / raw:.2f}x raw, with the pool "
+                    f"{epoch.critical_s / raw:.2f}x"
+                )
+    if args.json:
+        print(json.dumps(summary))
+
+
+if __name__ == "__main__":
+    main()

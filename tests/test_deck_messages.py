@@ -1,0 +1,175 @@
+"""The deck's wire messages: exact round trips, strict decoding, nothing secret in reprs."""
+
+import msgpack
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from protocol.deck_errors import WireError
+from protocol.deck_messages import (
+    Coins,
+    Commit,
+    Dispute,
+    EpochMessage,
+    Keys,
+    Relock,
+    SeedReveal,
+    Shadows,
+    Shuffle,
+    ShuffleAnswers,
+    decode_message,
+)
+
+
+def blobs(size: int, max_items: int, min_items: int = 0) -> st.SearchStrategy[tuple[bytes, ...]]:
+    item = st.binary(min_size=size, max_size=size)
+    return st.lists(item, min_size=min_items, max_size=max_items).map(tuple)
+
+
+commits = st.builds(
+    Commit, st.binary(min_size=32, max_size=32), st.binary(min_size=32, max_size=32), blobs(32, 6)
+)
+shuffles = st.builds(Shuffle, blobs(32, 154), st.binary(min_size=32, max_size=32))
+shadow_parts = st.builds(Shadows, blobs(32, 128))
+coin_parts = st.builds(Coins, blobs(32, 6))
+answer_parts = st.builds(
+    ShuffleAnswers, blobs(32, 20), st.lists(st.binary(max_size=154)).map(tuple)
+)
+relocks = st.builds(Relock, blobs(32, 30), blobs(32, 30), blobs(64, 30))
+epoch_messages = st.builds(
+    EpochMessage,
+    st.integers(0, 63),
+    st.integers(0, 14),
+    st.none() | commits,
+    st.none() | shuffles,
+    st.none() | shadow_parts,
+    st.none() | coin_parts,
+    st.none() | answer_parts,
+    st.none() | relocks,
+)
+slot_lists = st.lists(st.integers(0, 153), min_size=1, max_size=20, unique=True).map(
+    lambda slots: tuple(sorted(slots))
+)
+keys_messages = slot_lists.flatmap(
+    lambda slots: st.builds(
+        Keys,
+        st.integers(0, 63),
+        st.none() | st.integers(0, 6),
+        st.just(slots),
+        blobs(32, len(slots), len(slots)),
+    )
+)
+disputes = st.builds(
+    Dispute, st.integers(0, 63), st.integers(0, 153), st.binary(min_size=32, max_size=32)
+)
+seed_reveals = st.builds(SeedReveal, st.binary(min_size=32, max_size=32))
+messages = epoch_messages | keys_messages | disputes | seed_reveals
+
+
+def through_the_wire(obj: object) -> object:
+    return msgpack.unpackb(msgpack.packb(obj), raw=False, strict_map_key=True)
+
+
+@given(messages)
+def test_every_message_survives_the_wire_exactly(message):
+    assert decode_message(through_the_wire(message.to_wire()), author=0) == message
+
+
+@given(messages)
+def test_wire_forms_hold_only_msgpack_native_values(message):
+    def native(value: object) -> bool:
+        if isinstance(value, dict):
+            return all(isinstance(k, str) and native(v) for k, v in value.items())
+        if isinstance(value, list):
+            return all(native(v) for v in value)
+        return value is None or (
+            isinstance(value, (bytes, int, str)) and not isinstance(value, bool)
+        )
+
+    assert native(message.to_wire())
+
+
+SAMPLE_KEYS = Keys(1, 2, (3, 4), (bytes(32), bytes(32)))
+
+
+def test_a_missing_field_is_an_error_that_names_it():
+    wire = SAMPLE_KEYS.to_wire()
+    del wire["to"]
+    with pytest.raises(WireError, match=r"missing field.*to"):
+        Keys.from_wire(wire)
+
+
+def test_an_extra_field_is_an_error_that_names_it():
+    wire = SAMPLE_KEYS.to_wire() | {"note": "hi"}
+    with pytest.raises(WireError, match=r"unexpected field.*note"):
+        Keys.from_wire(wire)
+
+
+def test_an_extra_field_inside_a_part_is_an_error():
+    message = EpochMessage(0, 1, shuffle=Shuffle((bytes(32),), bytes(32)))
+    wire = message.to_wire()
+    wire["shuffle"]["shadow_commitments"] = []
+    with pytest.raises(WireError, match="unexpected field"):
+        EpochMessage.from_wire(wire)
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "why"),
+    [
+        ("epoch", True, "integer"),
+        ("epoch", -1, "0..63"),
+        ("epoch", "1", "integer"),
+        ("slots", [4, 3], "strictly increasing"),
+        ("slots", [3, 3], "strictly increasing"),
+        ("slots", [154], "0..153"),
+        ("slots", [], "at least one slot"),
+        ("keys", [bytes(32)], "one key per slot"),
+        ("keys", [bytes(31), bytes(32)], "32 bytes"),
+        ("keys", [bytearray(32), bytes(32)], "bytes"),
+        ("to", 7, "0..6"),
+        ("kind", "deck.dispute", "expected a deck.keys"),
+    ],
+)
+def test_keys_decoding_is_strict(field, value, why):
+    wire = SAMPLE_KEYS.to_wire() | {field: value}
+    with pytest.raises(WireError, match=why):
+        Keys.from_wire(wire)
+
+
+@pytest.mark.parametrize(
+    ("part", "wire", "why"),
+    [
+        ("shuffle", {"deck": [bytes(32)] * 155, "public_key": bytes(32)}, "at most 154"),
+        ("shuffle", {"deck": [bytes(33)], "public_key": bytes(32)}, "32 bytes"),
+        ("shuffle", {"deck": [], "public_key": bytes(31)}, "32 bytes"),
+        ("shadows", {"commitments": [bytes(32)] * 129}, "at most 128"),
+        ("coins", {"shares": [bytes(32)] * 7}, "at most 6"),
+        ("answers", {"scalars": [], "permutations": [list(range(3))]}, "bytes"),
+        ("relock", {"deck": [], "locks": [], "proofs": [bytes(63)]}, "64 bytes"),
+        ("commit", {"seed_commitment": bytes(32), "cards_digest": bytes(32)}, "missing"),
+    ],
+)
+def test_epoch_parts_are_decoded_strictly(part, wire, why):
+    with pytest.raises(WireError, match=why):
+        EpochMessage.from_wire({"kind": "deck.epoch", "epoch": 0, "round": 0, part: wire})
+
+
+def test_decode_message_blames_the_author_and_refuses_unknown_kinds():
+    with pytest.raises(WireError) as caught:
+        decode_message({"kind": "deck.cheat"}, author=4)
+    assert caught.value.blame == 4
+    with pytest.raises(WireError) as caught:
+        decode_message([1, 2], author=2)
+    assert caught.value.blame == 2
+
+
+def test_reprs_show_no_keys_seeds_or_permutations():
+    secret = bytes(range(32))
+    shown = [
+        repr(Keys(0, None, (1,), (secret,))),
+        repr(Dispute(0, 1, secret)),
+        repr(SeedReveal(secret)),
+        repr(ShuffleAnswers((secret,), (bytes(range(10)),))),
+    ]
+    for text in shown:
+        assert secret.hex() not in text and str(secret) not in text and "\\x01\\x02" not in text
