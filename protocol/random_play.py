@@ -11,7 +11,16 @@ from collections.abc import Mapping
 
 from protocol.cards import Bean, Card
 from protocol.kdf import Stream
-from protocol.rules import Action, MakeOffer, Slot, State, legal_actions, offer_options, waiting_for
+from protocol.rules import (
+    Action,
+    Harvest,
+    MakeOffer,
+    Slot,
+    State,
+    legal_actions,
+    offer_options,
+    waiting_for,
+)
 
 
 def random_offer(
@@ -40,13 +49,24 @@ def random_offer(
 
 
 def random_action(
-    state: State, seat: int, hand: Mapping[Slot, Card], rng: Stream, idle_chance: int = 4
+    state: State,
+    seat: int,
+    hand: Mapping[Slot, Card],
+    rng: Stream,
+    idle_chance: int = 4,
+    harvest_every: int = 1,
 ) -> Action | None:
     """A uniformly random legal action for the seat, or None (it does nothing now). A seat the
-    game is not waiting for stays idle with probability (idle_chance - 1) / idle_chance."""
+    game is not waiting for stays idle with probability (idle_chance - 1) / idle_chance.
+    With `harvest_every` = n, optional harvests are considered only one time in n, so that
+    fields grow and coins (and field purchases) happen; a harvest that is the only way on is
+    always considered."""
     if all(s != seat for s, _ in waiting_for(state)) and not rng.chance(1, idle_chance):
         return None
     actions: list[Action] = legal_actions(state, seat, hand)
+    others: list[Action] = [a for a in actions if not isinstance(a, Harvest)]
+    if others and not rng.chance(1, harvest_every):
+        actions = others
     if rng.chance(1, 3):
         offer = random_offer(state, seat, hand, rng)
         if offer is not None:

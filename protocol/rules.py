@@ -163,6 +163,16 @@ class RevealFaceUp:
 
 
 @dataclass(frozen=True)
+class ShowHandCards:
+    """Not a player's choice: hand cards the shared deck has opened to everyone (a card its
+    holder played, offered or gave), applied with seat None before the actions that opened
+    them, so they stay known even if such an action is then refused."""
+
+    seat: int
+    cards: tuple[tuple[Slot, Card], ...]
+
+
+@dataclass(frozen=True)
 class Harvest:
     field: int
 
@@ -212,6 +222,7 @@ Action = (
     Plant
     | EndPlanting
     | RevealFaceUp
+    | ShowHandCards
     | Harvest
     | BuyField
     | MakeOffer
@@ -231,21 +242,18 @@ MAX_BEANS_WANTED = 24  # no bean type has more cards
 
 
 def new_game(players: int, start_player: int, options: Options | None = None) -> State:
-    """A new game: epoch 0 holds every card; hands are dealt one card at a time, clockwise from
-    the start player, skipping players whose hand is complete (6-7 players: 3/4/5/6...)."""
+    """A new game: epoch 0 holds every card. Each hand is the next run of slots from the top,
+    clockwise from the start player (6-7 players: 3/4/5/6...). The deck is uniformly shuffled,
+    so this deals the same as one card at a time, and the shared deck opens slots in order."""
     setup = setup_for(players)
     if not 0 <= start_player < players:
         raise ValueError(f"the start player must be a seat from 0 to {players - 1}")
     deck_cards = setup.deck
-    need = {(start_player + i) % players: size for i, size in enumerate(setup.hand_sizes)}
-    hands: dict[int, list[HandCard]] = {seat: [] for seat in range(players)}
+    hands: dict[int, list[HandCard]] = {}
     dealt = 0
-    while any(len(hands[seat]) < need[seat] for seat in range(players)):
-        for i in range(players):
-            seat = (start_player + i) % players
-            if len(hands[seat]) < need[seat]:
-                hands[seat].append(HandCard(Slot(0, dealt)))
-                dealt += 1
+    for i, size in enumerate(setup.hand_sizes):
+        hands[(start_player + i) % players] = [HandCard(Slot(0, dealt + n)) for n in range(size)]
+        dealt += size
     return State(
         setup=setup,
         options=options or Options(),
@@ -375,14 +383,17 @@ class _Draft:
 
 def apply(state: State, seat: int | None, action: Action) -> State:
     """The state after `seat` does `action`, or RuleError. Seat None is the table itself, which
-    turns the face-up cards once all players have opened them together."""
+    turns the face-up cards and shows hand cards once the shared deck has opened them."""
     if state.phase is Phase.OVER:
         raise RuleError("the game is over")
     draft = _Draft.of(state)
     if seat is None:
-        if not isinstance(action, RevealFaceUp):
-            raise RuleError("the table itself only turns the face-up cards")
-        _reveal_face_up(draft, action)
+        if isinstance(action, RevealFaceUp):
+            _reveal_face_up(draft, action)
+        elif isinstance(action, ShowHandCards):
+            _show_hand_cards(draft, action)
+        else:
+            raise RuleError("the table itself only turns face-up cards and shows hand cards")
         return draft.freeze()
     if not 0 <= seat < len(state.players):
         raise RuleError(f"there is no seat {seat}")
@@ -512,6 +523,27 @@ def _reveal_face_up(draft: _Draft, action: RevealFaceUp) -> None:
     draft.face_up.extend(action.cards)
     draft.reveal_slots = ()
     draft.phase = Phase.TRADE
+
+
+def _show_hand_cards(draft: _Draft, action: ShowHandCards) -> None:
+    if not 0 <= action.seat < len(draft.players):
+        raise RuleError(f"there is no seat {action.seat}")
+    for slot, card in action.cards:
+        _claim(draft, action.seat, slot, card)
+
+
+def hand_cards_opened(state: State, seat: int, action: Action) -> list[tuple[Slot, Card]]:
+    """The hidden hand cards this action opens, with the cards it claims they are: the front
+    card it plants, or the hand cards it offers or gives."""
+    player = state.players[seat]
+    if isinstance(action, Plant):
+        claimed = [(player.hand[0].slot, action.card)] if player.hand else []
+    elif isinstance(action, MakeOffer | Accept):
+        claimed = list(action.give_hand)
+    else:
+        return []
+    hidden = {h.slot for h in player.hand if h.card is None}
+    return [(slot, card) for slot, card in claimed if slot in hidden]
 
 
 def _draw(draft: _Draft, count: int) -> list[Slot]:

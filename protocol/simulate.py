@@ -24,12 +24,14 @@ from protocol.open_table import OpenTable
 from protocol.random_play import random_action
 from protocol.rules import (
     Action,
+    BuyField,
     MakeOffer,
     Phase,
     Result,
     RuleError,
     State,
     apply,
+    legal_actions,
     new_game,
     state_hash,
     waiting_for,
@@ -57,11 +59,14 @@ def random_moves(players: int, seed: bytes, max_actions: int = MAX_ACTIONS) -> I
     while state.phase is not Phase.OVER and applied < max_actions:
         seat: int | None
         action: Action
+        purchase = _field_purchase(state, rng) if state.phase is not Phase.REVEAL else None
         if state.phase is Phase.REVEAL:
             seat, action = None, table.reveal(state)
+        elif purchase is not None:
+            seat, action = purchase
         else:
             seat = _pick_seat(state, rng)
-            chosen = random_action(state, seat, table.hand(state, seat), rng)
+            chosen = random_action(state, seat, table.hand(state, seat), rng, harvest_every=4)
             if chosen is None:
                 continue
             action = chosen
@@ -106,6 +111,15 @@ def play_random_game(players: int, seed: bytes, check: bool = True) -> GameRepor
     if check:
         report.violations += _check_ending(state)
     return report
+
+
+def _field_purchase(state: State, rng: Stream) -> tuple[int, Action] | None:
+    """Random play rarely holds enough coins to buy a field; when a seat can, it often does,
+    so that simulations exercise purchases (and their coins on the discard pile)."""
+    if not rng.chance(1, 3):
+        return None
+    buyers = [s for s in range(len(state.players)) if BuyField() in legal_actions(state, s)]
+    return (rng.choice(buyers), BuyField()) if buyers else None
 
 
 def _pick_seat(state: State, rng: Stream) -> int:

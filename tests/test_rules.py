@@ -19,10 +19,12 @@ from protocol.rules import (
     Reject,
     RevealFaceUp,
     RuleError,
+    ShowHandCards,
     SingletonRule,
     Withdraw,
     apply,
     canonical,
+    hand_cards_opened,
     legal_actions,
     new_game,
     state_hash,
@@ -640,7 +642,7 @@ def test_only_the_table_turns_face_up_cards_and_only_cards_still_in_the_deck():
     assert waiting_for(state) == []  # the table, not a player, is what the game waits for
     with pytest.raises(RuleError, match="not something a player does"):
         apply(state, 0, RevealFaceUp((red, soy)))
-    with pytest.raises(RuleError, match="only turns the face-up cards"):
+    with pytest.raises(RuleError, match="only turns face-up cards and shows hand cards"):
         apply(state, None, Harvest(0))
     with pytest.raises(RuleError, match="2 face-up cards are being turned, not 1"):
         apply(state, None, RevealFaceUp((red,)))
@@ -657,3 +659,38 @@ def test_the_state_hash_is_deterministic_and_tracks_every_change():
     assert state_hash(new_game(4, 2)) != state_hash(a)
     game = table(hands={0: "chili soy"})
     assert state_hash(game.plant_front(0).state) != state_hash(game.state)
+
+
+def test_the_table_shows_hand_cards_the_deck_opened_and_they_stay_known():
+    game = trading_table()
+    slot, card = game.hand_slot(1, 2)
+    shown = apply(game.state, None, ShowHandCards(1, ((slot, card),)))
+    assert shown.players[1].hand[1].card == card
+    assert card not in shown.hidden[0]
+    with pytest.raises(RuleError, match="is known to be another card"):
+        apply(shown, None, ShowHandCards(1, ((slot, game.hand_slot(1, 1)[1]),)))
+    with pytest.raises(RuleError, match="not in your hand"):
+        apply(shown, None, ShowHandCards(2, ((slot, card),)))
+
+
+def test_which_hidden_hand_cards_an_action_opens():
+    game = trading_table()
+    front = game.hand_slot(0, 1)
+    second = game.hand_slot(1, 2)
+    state = game.state
+    assert hand_cards_opened(state, 1, MakeOffer(0, give_hand=(second,))) == [second]
+    assert hand_cards_opened(state, 1, Reject(1)) == []
+    shown = apply(state, None, ShowHandCards(1, (second,)))
+    assert hand_cards_opened(shown, 1, MakeOffer(0, give_hand=(second,))) == []
+    fresh = table(hands={0: "chili soy"})
+    assert hand_cards_opened(fresh.state, 0, Plant(0, fresh.hand_slot(0, 1)[1])) == [
+        fresh.hand_slot(0, 1)
+    ]
+    assert front[0] not in {s for s, _ in hand_cards_opened(state, 0, EndTrading())}
+
+
+def test_each_hand_is_dealt_as_the_next_run_of_slots_from_the_start_player():
+    state = new_game(6, start_player=4)
+    runs = {seat: [h.slot.position for h in p.hand] for seat, p in enumerate(state.players)}
+    assert runs[4] == [0, 1, 2] and runs[5] == [3, 4, 5, 6] and runs[0] == list(range(7, 12))
+    assert runs[3] == list(range(24, 30))
