@@ -9,7 +9,7 @@ only small frames, so nobody unauthenticated can make a client buffer much.
 from __future__ import annotations
 
 import dataclasses
-from typing import Annotated, ClassVar
+from typing import Annotated, Any, ClassVar
 
 import msgpack
 
@@ -19,11 +19,18 @@ from protocol.messages import (
     GAME_ID_BYTES,
     Blob,
     Codec,
+    FieldProblem,
     Int,
+    ListOf,
     Message,
+    MessageError,
+    Nullable,
+    Record,
+    Spec,
     Text,
     Version,
 )
+from protocol.wire_actions import ActionSpec
 
 HANDSHAKE_MAX_FRAME = 1024
 PEER_MAX_FRAME = 8 * 1024 * 1024  # the largest step message is a shuffle with its proof
@@ -86,6 +93,52 @@ class Fetch(Message):
 
     TYPE: ClassVar[str] = "fetch"
     step: StepNumber
+
+
+class WireMap(Spec):
+    """A map whose contents another module checks (the deck's messages, with their author)."""
+
+    def parse(self, value: object, path: str) -> dict[str, Any]:
+        if type(value) is not dict:
+            raise FieldProblem(path, "must be a map")
+        return value
+
+
+Hash = Annotated[bytes, Blob(32)]
+MAX_ACTIONS_PER_STEP = 32
+MAX_DECK_MESSAGES_PER_STEP = 16
+
+
+@dataclasses.dataclass(frozen=True)
+class StepBody(Record):
+    """One seat's signed message for one lockstep step (the payload of a StepFrame).
+
+    `state` is the hash of the shared state the message was made against; `deck` holds the
+    deck's messages (epoch rounds, keys, the seed at the end) in their own wire form."""
+
+    game: GameId
+    step: StepNumber
+    seat: SeatNumber
+    state: Hash
+    actions: Annotated[tuple[Any, ...], ListOf(ActionSpec(), 0, MAX_ACTIONS_PER_STEP)] = ()
+    deck: Annotated[tuple[Any, ...], ListOf(WireMap(), 0, MAX_DECK_MESSAGES_PER_STEP)] = ()
+    start_commit: Annotated[bytes | None, Nullable(Blob(32))] = None
+    start_coin: Annotated[bytes | None, Nullable(Blob(32))] = None
+    final: Annotated[bytes | None, Nullable(Blob(32))] = None
+
+    def encode(self) -> bytes:
+        packed: bytes = msgpack.packb(self.to_wire(), use_bin_type=True)
+        return packed
+
+    @classmethod
+    def decode(cls, payload: bytes) -> StepBody:
+        """The body in a signed payload; MessageError says what is wrong with it."""
+        try:
+            data = msgpack.unpackb(payload, raw=False, strict_map_key=True)
+        except Exception as error:  # msgpack raises several types for bad input; all mean this
+            reason = f"a step message is not valid msgpack ({type(error).__name__})"
+            raise MessageError(reason) from None
+        return cls.from_wire(data)
 
 
 HANDSHAKE = Codec([PeerHello, PeerAuth])

@@ -1,0 +1,67 @@
+"""Whole games between Lockstep objects in one process, exchanging only message bytes.
+
+Each seat's strategy decides from that seat's own view (its Lockstep's rules state and hand),
+as a bot would over the network; a `tamper` hook lets a test change one seat's message bytes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from client.bots import Strategy
+from protocol.kdf import derive
+from protocol.lockstep import GameConfig, Lockstep, StepReport
+from protocol.rules import Action, Options
+
+Tamper = Callable[[int, int, bytes, Lockstep], bytes]  # (step, seat, payload, its lockstep)
+
+
+def seeds_for(players: int, label: bytes) -> list[bytes]:
+    return [derive(label.ljust(16, b"."), "test seed", seat) for seat in range(players)]
+
+
+@dataclass
+class LocalGame:
+    seats: list[Lockstep]
+    reports: list[list[StepReport]] = field(default_factory=list)
+    idle_rounds: int = 0
+
+    @classmethod
+    def new(cls, players: int, proof_rounds: int = 2, label: bytes = b"game",
+            options: Options | None = None) -> LocalGame:  # fmt: skip
+        config = GameConfig(derive(label.ljust(16, b"."), "game id")[:16], players,
+                            options or Options(), proof_rounds)  # fmt: skip
+        seeds = seeds_for(players, label)
+        return cls([Lockstep(config, seat, seeds[seat]) for seat in range(players)])
+
+    def step(self, actions: dict[int, Sequence[Action]], tamper: Tamper | None = None) -> None:
+        payloads = {}
+        for seat, lockstep in enumerate(self.seats):
+            payload = lockstep.compose(actions.get(seat, ()))
+            if tamper is not None:
+                payload = tamper(lockstep.step, seat, payload, lockstep)
+            payloads[seat] = payload
+        self.reports.append([lockstep.play(payloads) for lockstep in self.seats])
+        assert len({lockstep.chain for lockstep in self.seats}) == 1, "the seats diverged"
+
+    def play(self, strategies: Sequence[Strategy], tamper: Tamper | None = None,
+             max_steps: int = 5000) -> None:  # fmt: skip
+        """Steps until the game is over and audited: urgent steps at once, otherwise whenever
+        a strategy acts (idle strategies are asked again, as a timer would)."""
+        for _ in range(max_steps):
+            if all(lockstep.over for lockstep in self.seats):
+                return
+            wanted = {}
+            for seat, lockstep in enumerate(self.seats):
+                if lockstep.rules is not None and not lockstep.over:
+                    chosen = strategies[seat].decide(lockstep.rules, seat, lockstep.hand)
+                    if chosen:
+                        wanted[seat] = chosen
+            if wanted or self.seats[0].urgent():
+                self.idle_rounds = 0
+                self.step(wanted, tamper)
+            else:
+                self.idle_rounds += 1
+                assert self.idle_rounds < 100, "nobody acts and nothing is due"
+        raise AssertionError("the game did not end")
