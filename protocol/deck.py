@@ -38,6 +38,7 @@ from .deck_errors import (
     ScheduleError,
 )
 from .deck_messages import (
+    PART_NAMES,
     Coins,
     Commit,
     DeckMessage,
@@ -64,9 +65,17 @@ from .deck_proofs import (
     spread,
 )
 from .deck_public import EpochState, Opening, PublicDeck, account, card_point, card_points
-from .deck_schedule import DeckConfig, epoch_rounds, parts_due, relock_round, shuffle_round
+from .deck_schedule import (
+    DeckConfig,
+    answers_round,
+    epoch_rounds,
+    parts_due,
+    relock_round,
+    shadows_round,
+    shuffle_round,
+)
 from .deck_secrets import SeatSecrets, coin_commitment, seed_commitment
-from .group import ED25519, Group, Point, Scalar
+from .group import ED25519, Group, InvalidPoint, Point, Scalar
 from .kdf import encode_label
 
 __all__ = [
@@ -181,7 +190,12 @@ class DeckPlayer:
         due = parts_due(self.config, round_, self.seat)
         if not due:
             return None
-        makers: dict[str, Callable[[EpochState, int], Part]] = {
+        makers = self._makers()
+        parts: dict[str, Part] = {name: makers[name](state, round_) for name in due}
+        return EpochMessage.assemble(state.epoch, round_, parts)
+
+    def _makers(self) -> dict[str, Callable[[EpochState, int], Part]]:
+        return {
             "commit": self._commit,
             "shuffle": self._shuffle,
             "shadows": self._shadows,
@@ -189,8 +203,6 @@ class DeckPlayer:
             "answers": self._answers,
             "relock": self._relock,
         }
-        parts: dict[str, Part] = {name: makers[name](state, round_) for name in due}
-        return EpochMessage.assemble(state.epoch, round_, parts)
 
     def receive_round(self, round_: int, messages: Mapping[int, EpochMessage | None]) -> None:
         """Check every seat's message for `round_` (own included) and apply them in seat order.
@@ -215,7 +227,8 @@ class DeckPlayer:
             outcome = multiply_all(
                 self.public.executor, self._group, list(zip(scalars, deck, strict=True))
             )
-            assert not isinstance(outcome, int), "the deck was validated on receipt"
+            if isinstance(outcome, int):  # validated on receipt, unless the deck is prechecked
+                raise InvalidPoint(f"slot {outcome} of the deck is not a point of the group")
             locked = outcome
         return locked
 
@@ -248,12 +261,17 @@ class DeckPlayer:
 
     def _shadows(self, state: EpochState, round_: int) -> Shadows:
         """Commitments to fresh shadows of this seat's shuffle input (its proof's first move)."""
-        mine = self._epochs[state.epoch]
+        self._prepare_shadows(state)
+        return Shadows(self._shadow_commitments(state))
+
+    def _prepare_shadows(self, state: EpochState) -> None:
+        """Derive the shadow secrets (t_r, σ_r) of every proof round, bound to the input deck
+        and to round 0 (cheap: no point work)."""
         deck_in = state.decks[self.seat]
         binding = hashlib.sha256(
             encode_label("shadow binding", points_digest(deck_in), state.binding)
         ).digest()
-        mine.shadows = [
+        self._epochs[state.epoch].shadows = [
             (
                 proof_round,
                 self._secrets.shadow_key(state.epoch, proof_round, binding),
@@ -261,14 +279,20 @@ class DeckPlayer:
             )
             for proof_round in range(self.config.proof_rounds)
         ]
+
+    def _shadow_commitments(self, state: EpochState) -> tuple[bytes, ...]:
+        """The commitments to the prepared shadows: n multiplications per proof round."""
         c = self.config
         context = shuffle_context(
             c.game_id, c.players, c.proof_rounds, state.epoch, self.seat, state.size
         )
         chunks = spread(
-            self.public.executor, shadow_commitments, (self._group, context, deck_in), mine.shadows
+            self.public.executor,
+            shadow_commitments,
+            (self._group, context, state.decks[self.seat]),
+            self._epochs[state.epoch].shadows,
         )
-        return Shadows(tuple(commitment for chunk in chunks for commitment in chunk))
+        return tuple(commitment for chunk in chunks for commitment in chunk)
 
     def _coins(self, state: EpochState, round_: int) -> Coins:
         return Coins(
@@ -313,6 +337,71 @@ class DeckPlayer:
 
     def _slot_key(self, epoch: int, slot: int) -> Scalar:
         return self._epochs[epoch].slot_keys[slot]
+
+    # The quick replay: the audit of a transcript that passed every public check live ---------
+
+    def _deviation(self, round_: int, actual: EpochMessage | None) -> tuple[str, ...] | None:
+        """Whether `actual` is what this seat's seed gives for `round_` of the current epoch,
+        judged on the premise that every message of the round passed every public check
+        (docs/deck.md, "The quick audit"). None: it is. Otherwise the due parts that are not
+        (none named: a message missing or not due, or a wrong header), as the full replay
+        names them. The shadows are only prepared here: they follow from the seed if the
+        answers do, and `_shadows_follow` judges them when the answers do not.
+        """
+        state = self.public.current
+        due = parts_due(self.config, round_, self.seat)
+        if "shadows" in due:
+            self._prepare_shadows(state)
+        if actual is None or not due:
+            return None if actual is None and not due else ()
+        theirs = actual.parts()
+        differing = tuple(
+            name
+            for name in due
+            if name not in theirs or not self._follows(name, state, round_, theirs[name])
+        )
+        header = (actual.epoch, actual.round) == (state.epoch, round_)
+        return differing if differing or tuple(theirs) != due or not header else None
+
+    def _follows(self, name: str, state: EpochState, round_: int, part: Part) -> bool:
+        if name == "shadows":
+            return True  # settled with the answers
+        if isinstance(part, Relock) and self.config.proofs:
+            return self._relock_follows(state, round_, part)
+        # commit, coins, answers: hashes and scalar arithmetic; shuffle and a relock without
+        # proofs: n multiplications (nothing public binds those decks to the seed).
+        return part == self._makers()[name](state, round_)
+
+    def _relock_follows(self, state: EpochState, round_: int, part: Relock) -> bool:
+        """With proofs: Y is recomputed (n base-point multiplications); once PK and Y are the
+        seed's, the DLEQ proofs that passed fix the deck, and a proof is then the seed's iff its
+        response z = r + c·w is (c taken from the proof)."""
+        mine = self._epochs[state.epoch]
+        public_key = state.public_keys[self.seat]
+        if public_key != self._group.mul_base(mine.shuffle_key):
+            return part == self._relock(state, round_)  # its shuffle deviated already
+        locks = tuple(self._group.mul_base(key) for key in mine.slot_keys)
+        if part.locks != locks or not len(part.deck) == len(part.proofs) == state.size:
+            return False
+        context = relock_context(self.config.game_id, self.config.players, state.epoch, self.seat)
+        rows = zip(
+            state.decks[-1], locks, part.deck, part.proofs, self._witnesses(state), strict=True
+        )
+        for slot, (deck_in, lock, deck_out, proof, witness) in enumerate(rows):
+            statement = dleq_statement(context, slot, public_key, deck_in, lock, deck_out)
+            nonce = self._secrets.dleq_nonce(state.epoch, slot, statement)
+            challenge = Scalar(proof[:32])
+            response = self._group.scalar_add(nonce, self._group.scalar_mul(challenge, witness))
+            if proof[32:] != response:
+                return False
+        return True
+
+    def _shadows_follow(self) -> bool:
+        """Whether the shadow commitments this seat published in the current epoch are its
+        seed's (the full price: n multiplications per proof round; only for a seat whose
+        answers deviate)."""
+        state = self.public.current
+        return state.shadow_commitments.get(self.seat) == self._shadow_commitments(state)
 
     # Keys and opens ---------------------------------------------------------------------------
 
@@ -405,28 +494,82 @@ class _Stop(Exception):
     """The transcript cannot be followed past a failed public check."""
 
 
+class _Unchecked(Exception):
+    """A quick audit met a transcript that fails a public check, so it was not checked live:
+    it is audited in full instead."""
+
+
 class _Audit:
-    """Replays a transcript over one PublicDeck, and each honest-looking seat from its seed."""
+    """Replays a transcript over one PublicDeck, and each honest-looking seat from its seed.
+
+    `quick`: the transcript passed every public check live, so the PublicDeck is prechecked and
+    each seat is replayed by the comparisons of `DeckPlayer._deviation`; a public check that
+    fails anyway raises _Unchecked. Otherwise every check is re-run and every message
+    regenerated in full.
+    """
 
     def __init__(
         self,
         epoch_cards: Sequence[Sequence[int]],
         public: PublicDeck,
         replayers: dict[int, DeckPlayer],
+        *,
+        quick: bool,
     ) -> None:
         self.epoch_cards = epoch_cards
         self.public = public
         self.replayers = replayers
-        self.findings: list[tuple[int, int, DeckError]] = []
+        self.quick = quick
         self.unexplained: list[DeckError] = []
-        self._blamed: set[int] = set()
+        self._first: dict[int, tuple[int, DeckError]] = {}  # seat -> its earliest finding
+        self._deviating: dict[int, tuple[str, ...]] = {}  # parts of a seat's ReplayMismatch
+        self._starts: dict[tuple[int, int], int] = {}  # (epoch, round) -> its first position
+
+    @property
+    def config(self) -> DeckConfig:
+        return self.public.config
+
+    @property
+    def findings(self) -> list[DeckError]:
+        """One finding per seat, its earliest, in transcript order."""
+        ordered = sorted((position, seat) for seat, (position, _) in self._first.items())
+        return [self._first[seat][1] for _, seat in ordered]
 
     def find(self, position: int, error: DeckError) -> None:
+        """Record a finding; a seat keeps its earliest one (the first found, on a tie)."""
         if error.blame is None:
             self.unexplained.append(error)
-        elif error.blame not in self._blamed:
-            self._blamed.add(error.blame)
-            self.findings.append((position, error.blame, error))
+            return
+        first = self._first.get(error.blame)
+        if first is None or position < first[0]:
+            self._first[error.blame] = (position, error)
+            self._deviating.pop(error.blame, None)
+
+    def deviate(self, position: int, seat: int, step: str, parts: Sequence[str]) -> None:
+        """A message of `seat` at `position` does not follow from its seed; `parts` name the
+        parts that differ. The quick replay can find a second part of one message later (the
+        shadows): the two then make one finding."""
+        first = self._first.get(seat)
+        if first is not None and first[0] == position and seat in self._deviating:
+            named = set(self._deviating[seat]) | set(parts)
+            parts = tuple(name for name in PART_NAMES if name in named)
+        elif first is not None and first[0] <= position:
+            return
+        self._first[seat] = (position, _mismatch(seat, step, parts))
+        self._deviating[seat] = tuple(parts)
+
+    def refuse(self, position: int, error: DeckError) -> NoReturn:
+        """A public check failed: a finding, and the end of the transcript that can be
+        followed; in a quick audit, proof that the transcript was not checked live."""
+        if self.quick:
+            raise _Unchecked
+        self.find(position, error)
+        raise _Stop
+
+    def settled(self, seat: int, position: int) -> bool:
+        """Whether `seat` has a finding before `position` (nothing later can change it)."""
+        first = self._first.get(seat)
+        return first is not None and first[0] < position
 
     def run(self, transcript: Sequence[tuple[int, DeckMessage]]) -> None:
         pending: dict[int, EpochMessage] = {}
@@ -443,7 +586,7 @@ class _Audit:
                 if not pending:
                     start = position
                 if pending.get(author, message) != message:
-                    self.find(
+                    self.refuse(
                         position,
                         ScheduleError(
                             "equivocation: two different messages for one round",
@@ -451,7 +594,6 @@ class _Audit:
                             step=f"epoch {message.epoch} round {message.round}",
                         ),
                     )
-                    raise _Stop
                 pending[author] = message
                 continue
             if pending:
@@ -468,14 +610,42 @@ class _Audit:
         first = next(iter(messages.values()))
         epoch, round_ = first.epoch, first.round
         self._catch_up(position, epoch, round_, messages)
+        self._starts[(epoch, round_)] = position
+        step = f"epoch {epoch} round {round_}"
         for seat, replayer in sorted(self.replayers.items()):
-            expected = replayer.epoch_message(round_)
             actual = messages.get(seat)
+            if self.quick:
+                self._quick(position, seat, replayer, round_, actual)
+                continue
+            expected = replayer.epoch_message(round_)
             if _wire(expected) != _wire(actual):
-                self.find(
-                    position, _mismatch(seat, f"epoch {epoch} round {round_}", expected, actual)
-                )
+                self.deviate(position, seat, step, _differing(expected, actual))
         self._receive(position, round_, messages)
+
+    def _quick(
+        self,
+        position: int,
+        seat: int,
+        replayer: DeckPlayer,
+        round_: int,
+        actual: EpochMessage | None,
+    ) -> None:
+        epoch, players = self.public.current.epoch, self.config.players
+        shadows_at = shadows_round(players)
+        answering = self.config.proofs and round_ == answers_round(players)
+        # The answers settle the shadows too, so they matter back to the shadows round.
+        if self.settled(seat, self._starts[(epoch, shadows_at)] if answering else position):
+            return
+        try:
+            parts = replayer._deviation(round_, actual)
+            if parts is None:
+                return
+            self.deviate(position, seat, f"epoch {epoch} round {round_}", parts)
+            if answering and "answers" in parts and not replayer._shadows_follow():
+                earlier = self._starts[(epoch, shadows_at)]
+                self.deviate(earlier, seat, f"epoch {epoch} round {shadows_at}", ("shadows",))
+        except InvalidPoint:
+            raise _Unchecked from None  # a point the live checks would have refused
 
     def _catch_up(
         self, position: int, epoch: int, round_: int, messages: Mapping[int, EpochMessage]
@@ -500,7 +670,7 @@ class _Audit:
             else:
                 break
         author = min(messages)
-        self.find(
+        self.refuse(
             position,
             ScheduleError(
                 f"sent a message for epoch {epoch} round {round_} out of sequence",
@@ -508,14 +678,12 @@ class _Audit:
                 step=f"epoch {epoch} round {round_}",
             ),
         )
-        raise _Stop
 
     def _receive(self, position: int, round_: int, messages: Mapping[int, EpochMessage]) -> None:
         try:
             self.public.receive_round(round_, messages)
         except DeckError as error:
-            self.find(position, error)
-            raise _Stop from None
+            self.refuse(position, error)
         for replayer in self.replayers.values():
             replayer._locked = None
 
@@ -523,16 +691,16 @@ class _Audit:
         try:
             self.public.receive_keys(author, message)
         except DeckError as error:
-            self.find(position, error)
-            raise _Stop from None
+            self.refuse(position, error)
         replayer = self.replayers.get(author)
         if replayer is not None:
             expected = tuple(bytes(replayer._slot_key(message.epoch, s)) for s in message.slots)
             if expected != message.keys:
-                step = f"epoch {message.epoch} keys"
-                self.find(position, _mismatch(author, step, expected, message.keys))
+                self.deviate(position, author, f"epoch {message.epoch} keys", ())
 
     def dispute(self, position: int, author: int, message: Dispute) -> None:
+        if self.quick:
+            raise _Unchecked  # a dispute always ends in a finding, so none passed live
         try:
             self.public.receive_dispute(author, message)
         except DeckError as error:
@@ -543,12 +711,17 @@ def _wire(message: EpochMessage | None) -> object:
     return None if message is None else message.to_wire()
 
 
-def _mismatch(seat: int, step: str, expected: object, actual: object) -> DeckError:
-    detail = ""
-    if isinstance(expected, EpochMessage) and isinstance(actual, EpochMessage):
-        theirs = actual.parts()
-        differing = [name for name, part in expected.parts().items() if theirs.get(name) != part]
-        detail = f" (in {', '.join(differing)})" if differing else ""
+def _differing(expected: EpochMessage | None, actual: EpochMessage | None) -> tuple[str, ...]:
+    """The parts of `expected` that `actual` lacks or has otherwise (none: one of the two is
+    missing, or only the header or an extra part differs)."""
+    if expected is None or actual is None:
+        return ()
+    theirs = actual.parts()
+    return tuple(name for name, part in expected.parts().items() if theirs.get(name) != part)
+
+
+def _mismatch(seat: int, step: str, parts: Sequence[str]) -> DeckError:
+    detail = f" (in {', '.join(parts)})" if parts else ""
     return ReplayMismatch(
         f"its message does not follow from the seed it revealed{detail}", blame=seat, step=step
     )
@@ -562,6 +735,25 @@ def _seed_commitments(transcript: Sequence[tuple[int, DeckMessage]]) -> dict[int
     return found
 
 
+def _replay(
+    config: DeckConfig,
+    epoch_cards: Sequence[Sequence[int]],
+    transcript: Sequence[tuple[int, DeckMessage]],
+    seeds: Mapping[int, bytes],
+    group: Group,
+    executor: Executor | None,
+    quick: bool,
+) -> _Audit:
+    public = PublicDeck(config, group=group, executor=executor, prechecked=quick)
+    replayers = {
+        seat: DeckPlayer(config, seat, seed, public=public) for seat, seed in seeds.items()
+    }
+    auditor = _Audit(epoch_cards, public, replayers, quick=quick)
+    with contextlib.suppress(_Stop):
+        auditor.run(transcript)
+    return auditor
+
+
 def audit(
     config: DeckConfig,
     epoch_cards: Sequence[Sequence[int]],
@@ -570,6 +762,7 @@ def audit(
     *,
     group: Group = ED25519,
     executor: Executor | None = None,
+    checked_live: bool = False,
 ) -> None:
     """Judge a whole game's deck from its transcript and the revealed seeds.
 
@@ -580,10 +773,16 @@ def audit(
     each of its messages must be exactly what its seed gives. Passes silently, or raises an
     AuditError whose `blame` is the first cheater in transcript order; its `findings` list every
     seat found cheating, a withheld or wrong seed counting as cheating at the end.
+
+    `checked_live=True` is for a caller that has itself received exactly this transcript
+    through its own DeckPlayer, every check passing (a seat at the end of its game): the public
+    checks are then not re-run, and each seat is replayed by cheap comparisons that, given
+    those checks, prove the same thing (docs/deck.md, "The quick audit"). The verdict is the
+    same as the full audit's; if a public check fails after all, the transcript is audited in
+    full. Never pass True for a transcript that was not checked, such as a game file.
     """
-    public = PublicDeck(config, group=group, executor=executor)
     commitments = _seed_commitments(transcript)
-    replayers: dict[int, DeckPlayer] = {}
+    verified: dict[int, bytes] = {}
     seed_findings: list[DeckError] = []
     for seat in range(config.players):
         seed = seeds.get(seat)
@@ -603,14 +802,16 @@ def audit(
                 )
             )
         else:
-            replayers[seat] = DeckPlayer(config, seat, seed, public=public)
-    auditor = _Audit(epoch_cards, public, replayers)
-    with contextlib.suppress(_Stop):
-        auditor.run(transcript)
+            verified[seat] = seed
+    auditor = None
+    if checked_live:
+        with contextlib.suppress(_Unchecked):
+            auditor = _replay(config, epoch_cards, transcript, verified, group, executor, True)
+    if auditor is None:
+        auditor = _replay(config, epoch_cards, transcript, verified, group, executor, False)
     for error in seed_findings:
         auditor.find(len(transcript), error)
     if auditor.findings:
-        ordered = sorted(auditor.findings, key=lambda finding: (finding[0], finding[1]))
-        raise AuditError(tuple(error for _, _, error in ordered))
+        raise AuditError(tuple(auditor.findings))
     if auditor.unexplained:
         raise AuditError(tuple(auditor.unexplained))

@@ -4,7 +4,8 @@
 checked from public data: the schedule, counts, every received point, distinctness, key reuse,
 commitments, both proofs, every published key against its lock, who may open which slot, and
 the accounting after every open. Each failure names the seat to blame. A `DeckPlayer` wraps one
-`PublicDeck` with one seat's secrets; the audit runs one `PublicDeck` over a whole transcript.
+`PublicDeck` with one seat's secrets; the audit runs one `PublicDeck` over a whole transcript
+(a `prechecked` one when the transcript already passed every check live: see `PublicDeck`).
 """
 
 from __future__ import annotations
@@ -170,14 +171,28 @@ class EpochState:
 
 
 class PublicDeck:
-    """The public side of the deck for one game: feed it every message, in lockstep order."""
+    """The public side of the deck for one game: feed it every message, in lockstep order.
+
+    `prechecked=True` is for the audit of a transcript that has already passed every check of
+    this class in a live view of the same game: it then keeps the state and the cheap checks
+    (schedule, counts, repeats, key reuse, digests, commitments, routes) but skips the costly
+    ones, which cannot fail again on the same messages: point validation, both proofs, keys
+    against their locks, and decoding the cards opened to all (so it keeps no accounting and
+    does not check that a discard pile was opened; `receive_dispute` still checks in full).
+    """
 
     def __init__(
-        self, config: DeckConfig, *, group: Group = ED25519, executor: Executor | None = None
+        self,
+        config: DeckConfig,
+        *,
+        group: Group = ED25519,
+        executor: Executor | None = None,
+        prechecked: bool = False,
     ) -> None:
         self.config = config
         self.group = group
         self.executor = executor
+        self.prechecked = prechecked
         self._points = card_points(group, config.game_id)
         self._epochs: list[EpochState] = []
         self._seed_commitments: dict[int, bytes] = {}
@@ -224,7 +239,7 @@ class PublicDeck:
             raise ValueError(f"an epoch needs card ids in 0..{ALL_CARDS - 1}")
         if any(a >= b for a, b in itertools.pairwise(ids)):
             raise ValueError("the card ids of an epoch are given sorted, without repeats")
-        if epoch > 0:
+        if epoch > 0 and not self.prechecked:
             hidden = [card for card in ids if card not in self._public_cards]
             if hidden:
                 raise AccountingError(
@@ -457,6 +472,8 @@ class PublicDeck:
         rounds = self.config.proof_rounds
         self._count(part.scalars, rounds, "answer scalars", seat, step)
         self._count(part.permutations, rounds, "answer permutations", seat, step)
+        if self.prechecked:
+            return
         work = list(
             zip(
                 range(rounds),
@@ -499,7 +516,7 @@ class PublicDeck:
         self._count(part.proofs, size if self.config.proofs else 0, "proofs", seat, step)
         deck_in = state.decks[-1]
         products = self._accept_deck(part.deck, lock, seat, step)
-        bad = find_invalid(self.executor, self.group, part.locks)
+        bad = None if self.prechecked else find_invalid(self.executor, self.group, part.locks)
         if bad is not None:
             raise BadPoint(
                 f"the lock Y of slot {bad} is not a point of the prime-order subgroup",
@@ -512,7 +529,7 @@ class PublicDeck:
                 point, f"Y of seat {seat} slot {slot} in epoch {state.epoch}", seat, step
             )
         deck = tuple(Point(point) for point in part.deck)
-        if self.config.proofs:
+        if self.config.proofs and not self.prechecked:
             context = relock_context(self.config.game_id, self.config.players, state.epoch, seat)
             work = list(zip(range(size), deck_in, locks, deck, part.proofs, strict=True))
             common = (self.group, context, state.public_keys[seat])
@@ -539,7 +556,7 @@ class PublicDeck:
             first[point] = slot
         products = None
         if lock is None:
-            bad = find_invalid(self.executor, self.group, deck)
+            bad = None if self.prechecked else find_invalid(self.executor, self.group, deck)
         else:
             outcome = multiply_all(self.executor, self.group, list(zip(lock, deck, strict=True)))
             bad, products = (outcome, None) if isinstance(outcome, int) else (None, outcome)
@@ -550,6 +567,8 @@ class PublicDeck:
         return products
 
     def _accept_point(self, point: bytes, what: str, seat: int, step: str) -> Point:
+        if self.prechecked:
+            return Point(point)
         try:
             return self.group.validate(point)
         except InvalidPoint:
@@ -566,9 +585,17 @@ class PublicDeck:
     # Keys, opens and disputes ----------------------------------------------------------------
 
     def check_keys(
-        self, state: EpochState, sender: int, slots: Sequence[int], keys: Sequence[bytes], step: str
+        self,
+        state: EpochState,
+        sender: int,
+        slots: Sequence[int],
+        keys: Sequence[bytes],
+        step: str,
+        *,
+        against_locks: bool = True,
     ) -> list[Scalar]:
-        """Each key canonical, non-zero and matching the sender's public lock Y for its slot."""
+        """Each key canonical, non-zero and (unless `against_locks` is off: a prechecked
+        transcript) matching the sender's public lock Y for its slot."""
         scalars = []
         for slot, key in zip(slots, keys, strict=True):
             if not 0 <= slot < state.size:
@@ -577,7 +604,7 @@ class PublicDeck:
                 scalar = self.group.decode_scalar(key)
             except InvalidScalar as error:
                 raise BadKey(f"its key for slot {slot}: {error}", blame=sender, step=step) from None
-            if self.group.mul_base(scalar) != state.locks[sender][slot]:
+            if against_locks and self.group.mul_base(scalar) != state.locks[sender][slot]:
                 raise BadKey(
                     f"its key for slot {slot} does not match its public lock Y",
                     blame=sender,
@@ -663,11 +690,15 @@ class PublicDeck:
                 step=step,
             )
         state = self._dealt_for(sender, message.epoch, step)
-        scalars = self.check_keys(state, sender, message.slots, message.keys, step)
+        scalars = self.check_keys(
+            state, sender, message.slots, message.keys, step, against_locks=not self.prechecked
+        )
         routes = self.routes_after(state, sender, message.to, message.slots, sender, step)
         state.routes.update(routes)
         for slot, scalar in zip(message.slots, scalars, strict=True):
             state.keys.setdefault(slot, {})[sender] = scalar
+        if self.prechecked:
+            return  # the cards opened to all were decoded and accounted for live
         everyone = range(self.config.players)
         for slot in message.slots:
             public = slot in state.routes and state.routes[slot] is None

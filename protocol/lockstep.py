@@ -54,7 +54,7 @@ from protocol.rules import (
     new_game,
     state_hash,
 )
-from protocol.steps import ForbiddenAction, Refusal, apply_step, check_own_actions
+from protocol.steps import Applied, ForbiddenAction, Refusal, apply_step, check_own_actions
 
 LOCKSTEP_VERSION = 1
 
@@ -112,6 +112,7 @@ class StepReport:
 
     step: int
     actions: dict[int, list[Action]] = field(default_factory=dict)
+    applied: list[Applied] = field(default_factory=list)  # in order, the table's own included
     refusals: list[Refusal] = field(default_factory=list)
     start_player: int | None = None  # the step that chose it
     dealt: bool = False  # the step after which every seat knows its hand
@@ -183,6 +184,13 @@ class Lockstep:
     @property
     def over(self) -> bool:
         return self.final is not None
+
+    @property
+    def dealing(self) -> tuple[int, int, int] | None:
+        """(epoch, round, rounds) while the deck of an epoch is being shuffled and locked."""
+        if self._dealing is None:
+            return None
+        return (*self._dealing, self._rounds)
 
     def urgent(self) -> bool:
         """Whether the current step must be played now: some seat owes something in it (deck
@@ -419,9 +427,11 @@ class Lockstep:
                 actual = self._open_public(slot)
                 if actual != claimed:
                     raise Cheat(
-                        seat, self.step, f"claimed card {claimed} for hand card {slot}, "
+                        seat,
+                        self.step,
+                        f"claimed card {claimed} for hand card {slot}, "
                         f"but it is card {actual}: it played a card it does not hold",
-                    )  # fmt: skip
+                    )
 
     def _open_public(self, slot: Slot) -> Card:
         try:
@@ -442,8 +452,12 @@ class Lockstep:
         rules = self.rules
         for seat, cards in sorted(opened.items()):
             if cards:
-                rules = apply(rules, None, ShowHandCards(seat, tuple(cards)))
-        self.rules, report.refusals = apply_step(rules, actions)
+                shown = ShowHandCards(seat, tuple(cards))
+                after = apply(rules, None, shown)
+                report.applied.append(Applied(None, shown, rules, after))
+                rules = after
+        self.rules, report.refusals, applied = apply_step(rules, actions)
+        report.applied += applied
         report.actions = actions
 
     def _turn_face_up(self, report: StepReport) -> None:
@@ -454,7 +468,9 @@ class Lockstep:
         slots = rules.reveal_slots
         if all((s.epoch, s.position) in self._keyed[seat] for s in slots for seat in everyone):
             report.face_up = tuple(self._open_public(slot) for slot in slots)
-            self.rules = apply(rules, None, RevealFaceUp(report.face_up))
+            turn = RevealFaceUp(report.face_up)
+            self.rules = apply(rules, None, turn)
+            report.applied.append(Applied(None, turn, rules, self.rules))
 
     def _open_own_hand(self, report: StepReport) -> None:
         if self.rules is None:
@@ -497,7 +513,8 @@ class Lockstep:
         assert self.rules is not None
         findings: list[str] = []
         try:
-            audit(self.config.deck, self.rules.epochs, self.transcript, seeds)
+            # Every message of this transcript passed this seat's own live checks on receipt.
+            audit(self.config.deck, self.rules.epochs, self.transcript, seeds, checked_live=True)
         except AuditError as error:
             findings += [f"seat {e.blame}: {e.reason} ({e.step})" for e in error.findings]
         for seat, seed in seeds.items():

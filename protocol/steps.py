@@ -17,6 +17,17 @@ from protocol.rules import Action, RuleError, State, apply
 
 
 @dataclass(frozen=True)
+class Applied:
+    """One action that took effect, with the states around it (for the log and the screen);
+    seat None is the table itself."""
+
+    seat: int | None
+    action: Action
+    before: State
+    after: State
+
+
+@dataclass(frozen=True)
 class Refusal:
     seat: int
     action: Action
@@ -46,15 +57,18 @@ def check_own_actions(state: State, seat: int, actions: Sequence[Action]) -> Non
 
 def apply_step(
     state: State, actions: Mapping[int, Sequence[Action]]
-) -> tuple[State, list[Refusal]]:
+) -> tuple[State, list[Refusal], list[Applied]]:
     """Apply every seat's actions in seat order; see the module docstring for refusals."""
     for seat in sorted(actions):
         check_own_actions(state, seat, actions[seat])
-    refusals = []
+    refusals, applied = [], []
     for seat in sorted(actions):
         for action in actions[seat]:
             try:
-                state = apply(state, seat, action)
+                after = apply(state, seat, action)
             except RuleError as error:
                 refusals.append(Refusal(seat, action, str(error)))
-    return state, refusals
+                continue
+            applied.append(Applied(seat, action, state, after))
+            state = after
+    return state, refusals, applied

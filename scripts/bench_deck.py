@@ -11,6 +11,13 @@ the CPU seconds of all players together, the time each player spends receiving a
 critical path is also compared with the raw cost of the scalar multiplications it needs
 (k·n locks, k·n relocks, k·n base-point locks), timed in the same run; the ratio is reported on
 one core (the overhead of validation, hashing and Python) and with the pool.
+
+Then the audit one seat runs at the end of a game, in full (every public check re-run, every
+seat's messages regenerated from its seed) and in its quick form (`checked_live`: the seat's own
+checks already passed this transcript on receipt), for one epoch dealt with proofs whose every
+slot is drawn to a hand and every other one then played to all: CPU seconds on one core, no pool
+(the lockstep audits without one). A game audits one such epoch per deal (the first deck, then
+each smaller discard pile). `--audit-only` measures just that.
 """
 
 from __future__ import annotations
@@ -29,8 +36,8 @@ from dataclasses import dataclass
 
 import msgpack
 
-from protocol.deck import DeckConfig, DeckPlayer, decode_message
-from protocol.deck_messages import EpochMessage
+from protocol.deck import DeckConfig, DeckPlayer, audit, decode_message
+from protocol.deck_messages import DeckMessage, EpochMessage
 from protocol.deck_proofs import multiply_all
 from protocol.group import ED25519
 
@@ -138,6 +145,61 @@ def run_epoch(players: int, proofs: bool, proof_rounds: int, kind: str) -> Epoch
     return Epoch(max(ready), cpu, receive_s, bytes_sent)
 
 
+def audit_times(players: int, proof_rounds: int) -> tuple[float, float]:
+    """CPU seconds of one seat's audit of one dealt epoch, in full and checked_live.
+
+    Seat 0 receives and checks everything live, as in a game; the others only send. Every slot
+    is drawn to a hand (slot j to seat j mod k), then every other slot is played to all.
+    """
+    size = DECK_SIZE[players]
+    config = DeckConfig(secrets.token_bytes(16), players, True, proof_rounds)
+    seeds = [secrets.token_bytes(32) for _ in range(players)]
+    seats = [DeckPlayer(config, seat, seeds[seat]) for seat in range(players)]
+    transcript: list[tuple[int, DeckMessage]] = []
+    for player in seats:
+        player.begin_epoch(0, range(size))
+    for round_ in range(config.rounds):
+        sent = {}
+        for player in seats:
+            message = player.epoch_message(round_)
+            if message is not None:
+                sent[player.seat] = message
+        for player in seats:
+            player.receive_round(round_, sent)
+        transcript += sorted(sent.items())
+
+    def publish(sender: int, slot: int, to: int | None) -> None:
+        message = seats[sender].keys_for(0, [slot], to, check_routes=False)
+        seats[0].receive_keys(sender, message)
+        transcript.append((sender, message))
+
+    for slot in range(size):
+        for sender in range(players):
+            if sender != slot % players:
+                publish(sender, slot, slot % players)
+    for slot in range(0, size, 2):
+        publish(slot % players, slot, None)
+    revealed: dict[int, bytes | None] = dict(enumerate(seeds))
+    times = []
+    for checked_live in (False, True):
+        started = time.process_time()
+        audit(config, [range(size)], transcript, revealed, checked_live=checked_live)
+        times.append(time.process_time() - started)
+    return times[0], times[1]
+
+
+def report_audits(proof_rounds: int, summary: dict[str, object]) -> None:
+    print(f"audit of one dealt epoch ({proof_rounds} proof rounds), one seat, CPU s on one core")
+    print("{:>2} {:>5} {:>8} {:>8} {:>7}".format("k", "cards", "full s", "live s", "ratio"))
+    for players in (3, 5, 7):
+        full, live = audit_times(players, proof_rounds)
+        summary[f"k{players}_audit_s_full"] = round(full, 3)
+        summary[f"k{players}_audit_s_live"] = round(live, 3)
+        print(
+            f"{players:>2} {DECK_SIZE[players]:>5} {full:>8.3f} {live:>8.3f} {full / live:>6.1f}x"
+        )
+
+
 def raw_costs(samples: int = 7, batch: int = 400) -> tuple[float, float]:
     """Median seconds per variable-base and per base-point multiplication, on one core."""
     group = ED25519
@@ -168,8 +230,14 @@ def main() -> None:
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--rounds", type=int, default=40, help="shuffle proof rounds")
     parser.add_argument("--pool", choices=("auto", "thread", "process", "none"), default="auto")
+    parser.add_argument("--audit-only", action="store_true", help="only the audit figures")
     args = parser.parse_args()
     summary: dict[str, object] = {"cores": os.cpu_count(), "proof_rounds": args.rounds}
+    if args.audit_only:
+        report_audits(args.rounds, summary)
+        if args.json:
+            print(json.dumps(summary))
+        return
     if args.pool == "auto":
         kind, paths = choose_pool(args.rounds)
         print(
@@ -219,6 +287,7 @@ def main() -> None:
                     f"{one_core:.3f} s = {one_core / raw:.2f}x raw, with the pool "
                     f"{epoch.critical_s / raw:.2f}x"
                 )
+    report_audits(args.rounds, summary)
     if args.json:
         print(json.dumps(summary))
 

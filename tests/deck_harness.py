@@ -17,7 +17,7 @@ from typing import Any
 import msgpack
 
 from protocol.deck import DeckConfig, DeckPlayer, Opening, audit, decode_message
-from protocol.deck_errors import DeckError, WireError
+from protocol.deck_errors import AuditError, DeckError, WireError
 from protocol.deck_messages import (
     DeckMessage,
     EpochMessage,
@@ -208,9 +208,32 @@ class Table:
 
     # Audit --------------------------------------------------------------------------------------
 
-    def audit(self, seeds: dict[int, bytes | None] | None = None) -> None:
+    def audit(
+        self, seeds: dict[int, bytes | None] | None = None, *, checked_live: bool = False
+    ) -> None:
         revealed: dict[int, bytes | None] = dict(enumerate(self.seeds)) if seeds is None else seeds
-        audit(self.config, self.epoch_cards, self.transcript, revealed)
+        audit(self.config, self.epoch_cards, self.transcript, revealed, checked_live=checked_live)
+
+    def audit_both(self, seeds: dict[int, bytes | None] | None = None) -> AuditError | None:
+        """The audit in full and as a seat at the end of its game runs it (checked_live): both
+        must reach the same verdict, finding for finding. The error, or None if it passed."""
+        verdicts: list[AuditError | None] = []
+        for checked_live in (False, True):
+            try:
+                self.audit(seeds, checked_live=checked_live)
+                verdicts.append(None)
+            except AuditError as error:
+                verdicts.append(error)
+        full, live = (verdict_of(error) for error in verdicts)
+        assert live == full, f"the quick audit says {live}, the full one {full}"
+        return verdicts[0]
+
+
+def verdict_of(error: AuditError | None) -> list[tuple[str, int | None, str, str]] | None:
+    """An audit's outcome as plain data: each finding's type, blame, step and reason."""
+    if error is None:
+        return None
+    return [(type(e).__name__, e.blame, e.step, e.reason) for e in error.findings]
 
 
 # Wire-level tampering -------------------------------------------------------------------------

@@ -72,10 +72,12 @@ def cheat_in_epoch(table: Table, cheater: int) -> DeckError:
 def audit_blames(
     table: Table, cheater: int, seeds: dict[int, bytes | None] | None = None
 ) -> AuditError:
-    with pytest.raises(AuditError) as caught:
-        table.audit(seeds)
-    assert caught.value.blame == cheater, str(caught.value)
-    return caught.value
+    """The audit blames `cheater`, in full and in its quick form (identically, finding for
+    finding: see Table.audit_both)."""
+    error = table.audit_both(seeds)
+    assert isinstance(error, AuditError), "the audit passed"
+    assert error.blame == cheater, str(error)
+    return error
 
 
 def cheater_at(seat: int, cls: type = DeckCheater, **attributes: Any) -> dict[int, Any]:
@@ -459,6 +461,7 @@ def test_one_key_at_two_slots_is_refused_because_its_lock_repeats(proofs):
     )
     error = cheat_in_epoch(table, 1)
     assert isinstance(error, BadKey) and "key reuse" in error.reason
+    audit_blames(table, 1)  # its relock is not its seed's either
 
 
 # Draw and play ----------------------------------------------------------------------------------
@@ -483,7 +486,7 @@ def test_a_withheld_key_blocks_only_that_open_names_the_withholder_and_the_audit
     assert caught.value.blame == 2 and caught.value.missing == (2,)
     # Nothing else is stuck: a face-up card (slot 1) still opens, and the deal audits clean.
     assert table.reveal(0, [1])[0] in CARDS
-    table.audit()
+    assert table.audit_both() is None
 
 
 def test_k_minus_one_players_cannot_open_a_slot_without_its_holder():
@@ -644,6 +647,7 @@ def test_keys_reused_across_epochs_are_refused():
         table.run_epoch(1, pile)
     error = blamed(caught.value, table, 1)
     assert isinstance(error, BadKey) and "epoch 0" in error.reason
+    assert isinstance(audit_blames(table, 1).findings[0], ReplayMismatch)
 
 
 class NewSeedCommitment(DeckCheater):
@@ -799,4 +803,4 @@ def test_the_audit_passes_an_honest_game_with_every_kind_of_message():
     table.draw(0, [0, 1], to=2)
     table.reveal(0, [2])
     table.play(0, 0, holder=2)
-    table.audit()
+    assert table.audit_both() is None

@@ -132,7 +132,7 @@ def play_whole_life(players: int, proof_rounds: int, executor: ThreadPoolExecuto
         for epoch in range(3):
             assert player.public.epoch(epoch).decks == reference.epoch(epoch).decks
             assert player.public.epoch(epoch).opened == reference.epoch(epoch).opened
-    table.audit()
+    assert table.audit_both() is None  # in full and in its quick form
     return game
 
 
