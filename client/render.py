@@ -1,0 +1,710 @@
+"""What the REPL shows, as prompt_toolkit formatted text: the table, hints, the bottom toolbar,
+one line per event for the log, refusals, questions, help and the lobby's rooms.
+
+Everything is built from style classes (`STYLE` gives them colours), so the same text prints
+plain when colour is off (`NO_COLOR`, or the client's no-colour flag): `show` prints it either
+way. Every function takes a `width` (80 by default) and no line it returns is wider: rows wrap
+between cells, over-long words are cut, names are shortened in the players table.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Mapping, Sequence
+
+from prompt_toolkit import print_formatted_text
+from prompt_toolkit.formatted_text import FormattedText, to_plain_text
+from prompt_toolkit.output import Output
+from prompt_toolkit.styles import Style
+from prompt_toolkit.utils import get_cwidth
+
+from client.commands import (
+    GAME_COMMANDS,
+    GIVE_HELP,
+    WANT_HELP,
+    Command,
+    Question,
+    command_for,
+    find_command,
+)
+from client.lobby_commands import LOBBY_COMMANDS
+from client.player_view import PlayerView, bean_list, field_words, join_words
+from protocol.cards import Bean, Card, bean_of
+from protocol.messages import RoomOptions, RoomState, RoomSummary
+from protocol.rules import (
+    Accept,
+    Action,
+    BuyField,
+    EndPlanting,
+    EndTrading,
+    Harvest,
+    MakeOffer,
+    Offer,
+    Phase,
+    Plant,
+    PlantPending,
+    Reject,
+    RevealFaceUp,
+    State,
+    Withdraw,
+    accepters,
+    harvest_value,
+    legal_actions,
+    offer_options,
+    waiting_for,
+)
+from protocol.steps import Refusal
+
+WIDTH = 80
+NAME_COLUMNS = 12  # a name in the players table is cut to this
+INDENT = 4  # continuation lines of a wrapped row start here
+HELP_COLUMN = 20  # where command summaries start in the help
+
+Fragment = tuple[str, str]
+Cell = list[Fragment]  # a piece of a row that is never broken across lines
+
+BEAN_COLOURS = {
+    Bean.COFFEE: "#a0522d",
+    Bean.WAX: "#daa520",
+    Bean.BLUE: "ansiblue",
+    Bean.CHILI: "ansired",
+    Bean.STINK: "#808000",
+    Bean.GREEN: "ansigreen",
+    Bean.SOY: "#d2b48c",
+    Bean.BLACK_EYED: "ansiwhite",
+    Bean.RED: "#b22222",
+    Bean.GARDEN: "ansibrightgreen",
+    Bean.COCOA: "#8b4513",
+}
+
+STYLE = Style.from_dict(
+    {
+        "title": "bold",
+        "me": "bold ansicyan",
+        "active": "bold ansiyellow",
+        "muted": "ansibrightblack",
+        "offer": "bold ansimagenta",
+        "coins": "ansiyellow",
+        "hint": "ansigreen",
+        "error": "bold ansired",
+        "chat": "ansicyan",
+        **{f"bean.{bean.name.lower()}": colour for bean, colour in BEAN_COLOURS.items()},
+    }
+)
+
+
+# --- Printing --------------------------------------------------------------------------------
+
+
+def colour_wanted(environ: Mapping[str, str] | None = None, no_colour: bool = False) -> bool:
+    """Colour unless the no-colour flag is given or NO_COLOR is set and not empty."""
+    env = os.environ if environ is None else environ
+    return not no_colour and not env.get("NO_COLOR")
+
+
+def show(text: FormattedText, colour: bool, output: Output | None = None) -> None:
+    """Print formatted text above the prompt: styled, or with colour off as plain text with
+    no escape codes at all. `output` defaults to the terminal (stdout, patched or not)."""
+    if colour:
+        print_formatted_text(text, style=STYLE, output=output)
+    elif output is None:
+        print(to_plain_text(text))
+    else:
+        output.write_raw(to_plain_text(text) + "\n")
+        output.flush()
+
+
+# --- Laying out cells within a width ----------------------------------------------------------
+
+
+def _width(cell: Cell) -> int:
+    return sum(get_cwidth(text) for _, text in cell)
+
+
+def _cut(cell: Cell, limit: int) -> list[Cell]:
+    """A cell in pieces no wider than `limit` (only over-long words need it)."""
+    if _width(cell) <= limit:
+        return [cell]
+    pieces: list[Cell] = [[]]
+    used = 0
+    for style, text in cell:
+        for char in text:
+            size = get_cwidth(char)
+            if used + size > limit:
+                pieces.append([])
+                used = 0
+            pieces[-1].append((style, char))
+            used += size
+    return pieces
+
+
+def _flow(cells: Iterable[Cell], width: int, indent: int = INDENT) -> list[Cell]:
+    """Cells joined by spaces into lines no wider than `width`; continuation lines indented."""
+    lines: list[Cell] = []
+    line: Cell = []
+    used, fresh = 0, True
+    for cell in cells:
+        for piece in _cut(cell, width - indent):
+            size = _width(piece)
+            if not fresh and used + 1 + size > width:
+                lines.append(line)
+                line, used, fresh = [("", " " * indent)], indent, True
+            if not fresh:
+                line.append(("", " "))
+                used += 1
+            line += piece
+            used += size
+            fresh = False
+    if line:
+        lines.append(line)
+    return lines
+
+
+def _words(text: str, style: str = "") -> list[Cell]:
+    return [[(style, word)] for word in text.split()]
+
+
+def _paragraph(text: str, width: int, style: str = "") -> list[Cell]:
+    return _flow(_words(text, style), width)
+
+
+def _lines(lines: Iterable[Cell]) -> FormattedText:
+    """Lines as one formatted text, a newline between lines."""
+    joined: list[Fragment] = []
+    for number, line in enumerate(lines):
+        if number:
+            joined.append(("", "\n"))
+        joined += line
+    return FormattedText(joined)
+
+
+def _clip(text: str, columns: int) -> str:
+    """Text cut to `columns` (ending with … when cut), padded to exactly that width."""
+    if get_cwidth(text) > columns:
+        while get_cwidth(text) > columns - 1:
+            text = text[:-1]
+        text += "…"
+    return text + " " * (columns - get_cwidth(text))
+
+
+def _bean(card_or_bean: Card | Bean) -> Fragment:
+    bean = card_or_bean if isinstance(card_or_bean, Bean) else bean_of(card_or_bean)
+    return (f"class:bean.{bean.name.lower()}", str(bean))
+
+
+def _title(text: str) -> Cell:
+    return [("class:title", text)]
+
+
+def _capital(text: str) -> str:
+    return text[:1].upper() + text[1:]
+
+
+def _coins(count: int) -> str:
+    return f"{count} coin" + ("" if count == 1 else "s")
+
+
+# --- The table -------------------------------------------------------------------------------
+
+PHASE_WORDS = {
+    Phase.PLANT: "step 1, planting",
+    Phase.REVEAL: "step 2, turning cards",
+    Phase.TRADE: "step 2, trading",
+    Phase.PLANT_PENDING: "step 3, planting traded cards",
+    Phase.OVER: "game over",
+}
+
+
+def render_table(view: PlayerView, width: int = WIDTH) -> FormattedText:
+    """The whole table: turn and deck, every player, face-up cards, offers, my hand, hints."""
+    lines = _header(view, width)
+    for seat in range(len(view.state.players)):
+        lines += _player_rows(view, seat, width)
+    lines += _face_up_rows(view, width)
+    lines += _offer_rows(view, width)
+    lines += _hand_rows(view, width)
+    lines += _hint_rows(view, width)
+    return _lines(lines)
+
+
+def render_hand(view: PlayerView, width: int = WIDTH) -> FormattedText:
+    """My hand, my fields and what I may do now."""
+    return _lines(
+        _hand_rows(view, width) + _player_rows(view, view.seat, width) + _hint_rows(view, width)
+    )
+
+
+def _header(view: PlayerView, width: int) -> list[Cell]:
+    state = view.state
+    left = [
+        ("class:title", f"Turn {state.turn}"),
+        ("", " · "),
+        (
+            "class:active",
+            "your turn" if state.active == view.seat else f"{view.who(state.active)}'s turn",
+        ),
+        ("", f" · {PHASE_WORDS[state.phase]}"),
+    ]
+    right = [("", _deck_words(state))]
+    gap = width - _width(left) - _width(right)
+    if gap >= 2:
+        return [[*left, ("", " " * gap), *right]]
+    return _flow([left, right], width)
+
+
+def _deck_words(state: State) -> str:
+    end = state.setup.exhaustions_to_end
+    return (
+        f"deck {state.deck.remaining} · discard {len(state.discard)} · "
+        f"exhausted {state.exhaustions} of {end}"
+    )
+
+
+def _field_cell(state: State, seat: int, index: int) -> Cell:
+    cards = state.players[seat].fields[index]
+    number = ("class:muted", f"{index + 1}:")
+    if not cards:
+        return [number, ("class:muted", "empty")]
+    pays = harvest_value(state, seat, index)
+    return [number, _bean(cards[0]), ("", f" {len(cards)}"), ("class:coins", f" ({pays}c)")]
+
+
+def _player_rows(view: PlayerView, seat: int, width: int) -> list[Cell]:
+    """One player: name, coins, hand size, fields (cards and what a harvest pays now); then
+    the hand cards everyone can see and the cards waiting to be planted."""
+    state = view.state
+    player = state.players[seat]
+    active = seat == state.active
+    name = view.names[seat] + (" (you)" if seat == view.seat else "")
+    head: Cell = [
+        ("class:active" if active else "", ">" if active else " "),
+        ("", f" {seat + 1} "),
+        ("class:me" if seat == view.seat else "", _clip(name, NAME_COLUMNS)),
+    ]
+    cells = [head, [("class:coins", _coins(len(player.earnings)).rjust(8))]]
+    cells += [[("", f"hand {len(player.hand)}".ljust(7))]]
+    cells += [_field_cell(state, seat, index) for index in range(len(player.fields))]
+    rows = _flow(cells, width)
+    shown = [(p, h.card) for p, h in enumerate(player.hand, 1) if h.card is not None]
+    if shown and seat != view.seat:
+        items = [[("", f"#{p}"), ("", " "), _bean(card)] for p, card in shown]
+        rows += _flow([[("", " " * INDENT + "shows")], *items], width)
+    if player.pending:
+        items = [[_bean(card)] for card in player.pending]
+        rows += _flow([[("", " " * INDENT + "to plant:")], *items], width)
+    return rows
+
+
+def _face_up_rows(view: PlayerView, width: int) -> list[Cell]:
+    state = view.state
+    if state.phase is Phase.REVEAL:
+        return _paragraph(f"Turning {len(state.reveal_slots)} cards face up…", width, "class:muted")
+    if not state.face_up:
+        return []
+    cells = [_title("Face up:")]
+    cells += [[("class:muted", f"{i}:"), _bean(card)] for i, card in enumerate(state.face_up, 1)]
+    return _flow(cells, width)
+
+
+def _offer_rows(view: PlayerView, width: int) -> list[Cell]:
+    if not view.state.offers:
+        return []
+    rows = _flow([_title("Offers:")], width)
+    for offer in view.state.offers:
+        rows += _flow(_offer_cells(view, offer), width)
+    return rows
+
+
+def _offer_cells(view: PlayerView, offer: Offer) -> list[Cell]:
+    """ "7 Ann to everyone: gives soy (#2), chili (face 1); wants 2 blue   open to you"."""
+    state = view.state
+    cells: list[Cell] = [[("class:offer", f"{offer.id:>3}")]]
+    cells += _words(f"{_capital(view.who(offer.maker))} to {view.who(offer.to)}:")
+    gives = _offer_gives(view, offer)
+    wants = _offer_wants(view, offer)
+    cells += [[("", "gives")], *gives] if gives else [[("", "gives nothing")]]
+    cells[-1] = [*cells[-1], ("", ";")]
+    cells += [[("", "wants")], *wants] if wants else [[("", "a gift")]]
+    if offer.maker == view.seat:
+        cells.append([("class:muted", "(yours)")])
+    elif view.seat in accepters(state, offer):
+        cells.append([("class:hint", "open to you")])
+    return cells
+
+
+def _listed(cells: list[Cell]) -> list[Cell]:
+    """Cells as a list: a comma after all but the last."""
+    return [[*cell, ("", ",")] if i < len(cells) - 1 else cell for i, cell in enumerate(cells)]
+
+
+def _offer_gives(view: PlayerView, offer: Offer) -> list[Cell]:
+    state = view.state
+    hand = state.players[offer.maker].hand
+    position = {h.slot: (p, h.card) for p, h in enumerate(hand, 1)}
+    cells: list[Cell] = []
+    for slot in offer.give_hand:
+        p, card = position[slot]
+        cells.append([_bean(card), ("class:muted", f" (#{p})")] if card else [("", f"#{p}")])
+    for card in offer.give_face_up:
+        cells.append([_bean(card), ("class:muted", f" (face {state.face_up.index(card) + 1})")])
+    return _listed(cells)
+
+
+def _offer_wants(view: PlayerView, offer: Offer) -> list[Cell]:
+    state = view.state
+    cells: list[Cell] = []
+    for card in offer.want_cards:
+        if card in state.face_up:
+            where = f"face {state.face_up.index(card) + 1}"
+        else:
+            holder, p = next(
+                (s, p)
+                for s, player in enumerate(state.players)
+                for p, h in enumerate(player.hand, 1)
+                if h.card == card
+            )
+            where = f"{view.who(holder)} #{p}"
+        cells.append([_bean(card), ("class:muted", f" ({where})")])
+    for bean, count in offer.want_beans:
+        cells.append([("", f"{count} "), _bean(bean)] if count > 1 else [_bean(bean)])
+    return _listed(cells)
+
+
+def _hand_rows(view: PlayerView, width: int) -> list[Cell]:
+    """My hand in order, with positions; the front card marked."""
+    cards = view.my_cards()
+    if not cards:
+        return _flow([_title("Your hand is empty.")], width)
+    cells = [_title("Your hand:")]
+    for position, _, card in cards:
+        cell: Cell = [("class:muted", f"#{position} ")]
+        cell.append(_bean(card) if card is not None else ("class:muted", "?"))
+        if position == 1:
+            cell.append(("class:muted", " (front)"))
+        if view.me.hand[position - 1].card is not None:
+            cell.append(("class:muted", " (shown)"))
+        cells.append(cell)
+    return _flow(cells, width)
+
+
+# --- Hints -----------------------------------------------------------------------------------
+
+
+def render_hints(view: PlayerView, width: int = WIDTH) -> FormattedText:
+    return _lines(_hint_rows(view, width))
+
+
+def _hint_rows(view: PlayerView, width: int) -> list[Cell]:
+    """What the game wants from me, where my front card fits, what harvests pay now, and the
+    commands that are legal now."""
+    state = view.state
+    legal = legal_actions(state, view.seat, view.hand)
+    rows: list[Cell] = []
+    mine = [what for seat, what in waiting_for(state) if seat == view.seat]
+    if mine:
+        rows += _paragraph(f"Your move: {'; '.join(mine)}.", width, "class:hint")
+    plants = [a for a in legal if isinstance(a, Plant)]
+    front = view.my_cards()[0][2] if view.me.hand else None
+    if state.phase is Phase.PLANT and state.active == view.seat and state.planted < 2 and front:
+        fields = [f"{a.field + 1} ({field_words(view.me.fields[a.field])})" for a in plants]
+        fits = f"fits field {join_words(fields, 'or')}" if fields else "fits no field now"
+        rows += _paragraph(f"Your front {bean_of(front)} {fits}.", width, "class:hint")
+    harvests = [a.field for a in legal if isinstance(a, Harvest)]
+    if harvests:
+        pays = [f"field {i + 1}: {_coins(harvest_value(state, view.seat, i))}" for i in harvests]
+        rows += _paragraph(f"A harvest now pays: {', '.join(pays)}.", width, "class:muted")
+    commands = list(dict.fromkeys(_hint_command(view, action) for action in legal))
+    if offer_options(state, view.seat) is not None:
+        commands.append("o …")
+    if commands:
+        cells = [[("", f"{c} ·" if n < len(commands) else c)] for n, c in enumerate(commands, 1)]
+        rows += _flow([[("class:muted", "You may:")], *cells], width)
+    return rows
+
+
+def _hint_command(view: PlayerView, action: Action) -> str:
+    if isinstance(action, Accept):
+        return f"a {action.offer}"  # the cards are asked for when there is a choice
+    return command_for(action, view, short=True)
+
+
+# --- The bottom toolbar ----------------------------------------------------------------------
+
+
+def render_toolbar(view: PlayerView, width: int = WIDTH) -> FormattedText:
+    """Two lines: the turn, step, deck and my coins; then whom the game waits for and for
+    what (or who won)."""
+    state = view.state
+    end = state.setup.exhaustions_to_end
+    turn = "your turn" if state.active == view.seat else f"{view.names[state.active]}'s turn"
+    rest: Cell = [
+        ("", f" · {PHASE_WORDS[state.phase]} · deck {state.deck.remaining}"),
+        ("", f" · exhausted {state.exhaustions}/{end} · "),
+        ("class:coins", f"you: {_coins(len(view.me.earnings))}"),
+    ]
+    room = width - len(f"Turn {state.turn} · ") - _width(rest)
+    if get_cwidth(turn) > room:
+        turn = _clip(turn, max(room, 2)).rstrip()
+    status: Cell = [("class:title", f"Turn {state.turn} · "), ("class:active", turn), *rest]
+    if state.result is not None:
+        winners = join_words([view.who(s) for s in state.result.winners])
+        waiting: Cell = [("class:active", f"{_capital(winners)} won.")]
+    else:
+        label = "Waiting: "
+        waiting = [("class:title", label), *_waiting_cell(view, width - len(label))]
+    return _lines([_cut(status, width)[0], waiting])
+
+
+def _waiting_cell(view: PlayerView, room: int) -> Cell:
+    """Whom the game waits for and for what ("Ann: trade, or end trading; answer offer 7:
+    you, Bob"); by name only when that does not fit in `room` columns, cut when even that
+    does not."""
+    waiting: dict[str, list[int]] = {}
+    for seat, what in waiting_for(view.state):
+        waiting.setdefault(what, []).append(seat)
+    if not waiting:
+        return [("class:muted", "the table is turning cards")]
+
+    def names(seats: list[int]) -> Cell:
+        cell: Cell = []
+        for number, seat in enumerate(seats):
+            cell += [("", ", ")] if number else []
+            cell.append(("class:me" if seat == view.seat else "class:active", view.who(seat)))
+        return cell
+
+    full: Cell = []
+    for number, (what, seats) in enumerate(waiting.items()):
+        full += [("", "; ")] if number else []
+        full += (
+            [*names(seats), ("", f": {what}")]
+            if len(seats) == 1
+            else [
+                ("", f"{what}: "),
+                *names(seats),
+            ]
+        )
+    if _width(full) <= room:
+        return full
+    everyone = list(dict.fromkeys(seat for seats in waiting.values() for seat in seats))
+    short = names(everyone)
+    return short if _width(short) <= room else [*_cut(short, max(room - 1, 1))[0], ("", "…")]
+
+
+# --- Events, refusals, chat, errors, questions -----------------------------------------------
+
+
+def render_event(
+    before: State,
+    seat: int | None,
+    action: Action,
+    after: State,
+    names: Sequence[str],
+    me: int,
+    width: int = WIDTH,
+) -> FormattedText:
+    """What an applied action did, in one line (wrapped to the width), then what followed from
+    it: offers that lapsed, the deck running out, the next turn, the end of the game. Hand
+    cards being shown (ShowHandCards) say nothing: the action that showed them tells."""
+    view = PlayerView(before, me, {}, names)
+    sentence = _action_sentence(view, seat, action, after)
+    lines = _paragraph(sentence, width) if sentence else []
+    for consequence in _consequences(view, action, after):
+        lines += _paragraph(consequence, width, "class:muted")
+    return _lines(lines)
+
+
+def _action_sentence(view: PlayerView, seat: int | None, action: Action, after: State) -> str:
+    before = view.state
+    who = _capital(view.who(seat))
+    if isinstance(action, RevealFaceUp):
+        return f"Face up: {bean_list(map(bean_of, action.cards))}."
+    if seat is None:
+        return ""
+    if isinstance(action, Plant | PlantPending):
+        card = action.card
+        field_now = field_words(after.players[seat].fields[action.field])
+        return f"{who} planted {bean_of(card)} in field {action.field + 1} ({field_now})."
+    if isinstance(action, EndPlanting):
+        return f"{who} stopped planting."
+    if isinstance(action, Harvest):
+        sold = field_words(before.players[seat].fields[action.field])
+        paid = _coins(harvest_value(before, seat, action.field))
+        return f"{who} harvested field {action.field + 1} ({sold}) for {paid}."
+    if isinstance(action, BuyField):
+        return f"{who} bought a third field."
+    if isinstance(action, MakeOffer):
+        made = next(o for o in after.offers if o.id == before.next_offer_id)
+        terms = _terms_text(view._replace(state=after), made)
+        return f"{who} offered {view.who(made.to)} {terms} (offer {made.id})."
+    if isinstance(action, Accept):
+        offer = next(o for o in before.offers if o.id == action.offer)
+        terms = _terms_text(view, offer)
+        return f"{who} accepted offer {offer.id} from {view.who(offer.maker)}: {terms}."
+    if isinstance(action, Reject):
+        return f"{who} rejected offer {action.offer}."
+    if isinstance(action, Withdraw):
+        return f"{who} withdrew offer {action.offer}."
+    if isinstance(action, EndTrading):
+        kept = (
+            f"; keeps {bean_list(map(bean_of, before.face_up))} to plant" if before.face_up else ""
+        )
+        return f"{who} ended trading{kept}."
+    return ""
+
+
+def _terms_text(view: PlayerView, offer: Offer) -> str:
+    """ "soy (#2), chili (face 1) for 2 blue", or "... as a gift"."""
+    gives = (
+        " ".join(to_plain_text(FormattedText(cell)) for cell in _offer_gives(view, offer))
+        or "nothing"
+    )
+    wants = " ".join(to_plain_text(FormattedText(cell)) for cell in _offer_wants(view, offer))
+    return f"{gives} for {wants}" if wants else f"{gives} as a gift"
+
+
+def _consequences(view: PlayerView, action: Action, after: State) -> list[str]:
+    before = view.state
+    said: list[str] = []
+    answered = {action.offer} if isinstance(action, Accept | Reject | Withdraw) else set()
+    if after.phase is Phase.TRADE:
+        lapsed = {o.id for o in before.offers} - {o.id for o in after.offers} - answered
+        said += [f"Offer {number} lapsed: nobody can accept it now." for number in sorted(lapsed)]
+    if after.exhaustions > before.exhaustions:
+        end = after.setup.exhaustions_to_end
+        reshuffled = (
+            "; the discard pile is the new deck" if after.deck.epoch > before.deck.epoch else ""
+        )
+        said.append(f"The deck ran out ({after.exhaustions} of {end}){reshuffled}.")
+    if after.turn != before.turn:
+        drawn = len(after.players[before.active].hand) - len(before.players[before.active].hand)
+        said.append(
+            f"{_capital(view.who(before.active))} drew {drawn} cards. "
+            f"Turn {after.turn}: {view.who(after.active)} to play."
+        )
+    if after.result is not None and before.result is None:
+        scores = ", ".join(f"{view.who(s)} {n}" for s, n in enumerate(after.result.scores))
+        winners = join_words([view.who(s) for s in after.result.winners])
+        shared = " share the win" if len(after.result.winners) > 1 else " won"
+        said.append(f"Game over. Coins: {scores}. {_capital(winners)}{shared}.")
+    return said
+
+
+_VERBS: dict[type, str] = {
+    Plant: "plant",
+    EndPlanting: "stop planting",
+    Harvest: "harvest",
+    BuyField: "buy a field",
+    MakeOffer: "make an offer",
+    EndTrading: "end trading",
+    PlantPending: "plant a traded card",
+}
+
+
+def render_refusal(
+    refusal: Refusal, state: State, names: Sequence[str], me: int, width: int = WIDTH
+) -> FormattedText:
+    """An action the step refused (an earlier action in the same step spoiled it)."""
+    view = PlayerView(state, me, {}, names)
+    action = refusal.action
+    if isinstance(action, Accept | Reject | Withdraw):
+        verb = f"{type(action).__name__.lower()} offer {action.offer}"
+    else:
+        verb = _VERBS.get(type(action), "do that")
+    who = _capital(view.who(refusal.seat))
+    text = f"{who} could not {verb}: {view.readable(refusal.reason)}."
+    return _lines(_paragraph(text, width, "class:error"))
+
+
+def render_error(message: str, width: int = WIDTH) -> FormattedText:
+    """A command that cannot be done, with the reason."""
+    return _lines(_paragraph(message, width, "class:error"))
+
+
+def render_chat(name: str, text: str, width: int = WIDTH) -> FormattedText:
+    return _lines(_flow([[("class:chat", f"{name}:")], *_words(text)], width))
+
+
+def render_question(question: Question, width: int = WIDTH) -> FormattedText:
+    """The question and its numbered choices, each with the line that makes it directly."""
+    lines = _paragraph(question.prompt, width, "class:title")
+    for number, choice in enumerate(question.choices, 1):
+        cells = [[("class:offer", f"{number:>3})")], *_words(choice.label)]
+        cells.append([("class:muted", f"({choice.command})")])
+        lines += _flow(cells, width)
+    lines += _paragraph("Type a number, or another command.", width, "class:muted")
+    return _lines(lines)
+
+
+# --- Help ------------------------------------------------------------------------------------
+
+
+def render_help(topic: str | None = None, lobby: bool = False, width: int = WIDTH) -> FormattedText:
+    """Every command in a line each, or one command with its examples."""
+    commands: Sequence[Command[object]] = LOBBY_COMMANDS if lobby else GAME_COMMANDS
+    if topic is None:
+        lines: list[Cell] = []
+        for command in commands:
+            aliases = f" ({', '.join(command.aliases)})" if command.aliases else ""
+            padding = " " * max(HELP_COLUMN - len(command.name + aliases), 1)
+            head = [("class:title", command.name), ("class:muted", aliases + padding)]
+            lines += _flow([head, *_words(command.summary)], width, indent=HELP_COLUMN + 1)
+        note = "help COMMAND explains one; join game actions with ; to send them together."
+        return _lines(lines + _paragraph(note, width, "class:muted"))
+    found = find_command(topic, commands)
+    if found is None:
+        return render_error(f"there is no command '{topic}'", width)
+    lines = _flow([[("class:title", found.usage)]], width)
+    lines += _paragraph(found.summary, width)
+    if not lobby and found.name in ("offer", "gift", "counter"):
+        lines += _table("CARDS you give:", GIVE_HELP, width)
+        if found.name != "gift":
+            lines += _table("WANTS:", WANT_HELP, width)
+    if found.aliases:
+        lines += _paragraph(f"Also: {', '.join(found.aliases)}", width, "class:muted")
+    lines += _flow([[("class:muted", "e.g.")], *(_words("  ·  ".join(found.examples)))], width)
+    return _lines(lines)
+
+
+def _table(title: str, rows: Iterable[tuple[str, str]], width: int) -> list[Cell]:
+    lines = _flow([_title(title)], width)
+    for words, meaning in rows:
+        lines += _flow(
+            [[("", f"  {words:<{HELP_COLUMN}}")], *_words(meaning)], width, HELP_COLUMN + 3
+        )
+    return lines
+
+
+# --- The lobby -------------------------------------------------------------------------------
+
+
+def render_rooms(rooms: Sequence[RoomSummary], width: int = WIDTH) -> FormattedText:
+    if not rooms:
+        return _lines(
+            _paragraph("No open rooms. create SEATS NAME opens one.", width, "class:muted")
+        )
+    lines: list[Cell] = []
+    for room in rooms:
+        cells = [
+            [("class:offer", f"{room.room_id:>5}")],
+            [("", f"{room.taken}/{room.seats}")],
+            [("class:title", room.name)],
+            *_words(_options_words(room.options)),
+        ]
+        lines += _flow(cells, width)
+    return _lines(lines)
+
+
+def _options_words(options: RoomOptions) -> str:
+    words = ["literal one-bean rule"] if options.singleton_rule.endswith("literal") else []
+    words += [f"{options.turn_seconds}s a turn"] if options.turn_seconds else []
+    return ", ".join(words)
+
+
+def render_room(room: RoomState, width: int = WIDTH) -> FormattedText:
+    """The room I am in: who is there and who is ready."""
+    head = f"Room {room.room_id} {room.name}: {len(room.members)} of {room.seats} seats"
+    lines = _paragraph(head, width, "class:title")
+    for member in room.members:
+        ready = [("class:hint", "ready")] if member.ready else [("class:muted", "not ready")]
+        lines += _flow([[("", "  " + member.name)], ready], width)
+    return _lines(lines)
