@@ -327,7 +327,7 @@ def play_local_game(
                 raise Stalled(f"nobody acts at turn {state.turn}, {state.phase}")
             continue
         idle = 0
-        game.state, refused = apply_step(state, moves)
+        game.state, refused, _ = apply_step(state, moves)
         game.steps += 1
         game.actions += sum(map(len, moves.values()))
         game.refusals += len(refused)

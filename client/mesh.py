@@ -16,7 +16,7 @@ import secrets
 from collections.abc import Sequence
 from typing import Any
 
-from twisted.internet.defer import Deferred, succeed
+from twisted.internet.defer import Deferred, DeferredList, succeed
 from twisted.internet.endpoints import HostnameEndpoint, serverFromString
 from twisted.internet.interfaces import IListeningPort
 from twisted.internet.protocol import Factory, Protocol, connectionDone
@@ -43,6 +43,7 @@ log = Logger()
 UNKNOWN_GAME_WAIT = 15.0  # a peer may dial before this client has read the roster itself
 REDIAL_DELAYS = (0.2, 0.5, 1.0, 2.0, 4.0, 8.0)
 HANDSHAKE_TIMEOUT = 10.0
+CLOSE_GRACE = 5.0  # seconds a closing link may take to send what it holds
 
 
 class MeshHandler:
@@ -72,6 +73,7 @@ class PeerLink(Protocol):
         self.authenticated = False
         self.closed = False
         self.failure: str | None = None  # why this side dropped the link, if it did
+        self.lost: Deferred[None] = Deferred()  # fires when the connection is gone
         self._timeout: Any = None
 
     # --- Twisted ---
@@ -95,6 +97,8 @@ class PeerLink(Protocol):
     def connectionLost(self, reason: Failure = connectionDone) -> None:
         self.closed = True
         self._cancel_timeout()
+        if not self.lost.called:
+            self.lost.callback(None)
         if self.mesh is not None:
             self.mesh._link_lost(self, self.failure or reason.getErrorMessage())
         elif self.listener is not None:
@@ -328,15 +332,28 @@ class Mesh:
             if seat not in skip:
                 link.send_frame(framed)
 
-    def close(self) -> None:
+    def close(self, grace: float = CLOSE_GRACE) -> Deferred[None]:
+        """Close every link after it has sent what it holds; a link that cannot finish within
+        `grace` seconds (a peer that stopped reading) is cut. Fires when all are closed."""
         self.closed = True
         self.listener.unregister(self)
         for timer in self._redials.values():
             if timer.active():
                 timer.cancel()
         self._redials.clear()
-        for link in list(self.links.values()):
+        links = list(self.links.values())
+        for link in links:
             link.close()
+        closing = DeferredList([link.lost for link in links], consumeErrors=True)
+
+        def cut(_: object) -> None:
+            for link in links:
+                if not link.lost.called:
+                    link.transport.abortConnection()
+
+        timer = self.reactor.callLater(grace, cut, None)
+        closing.addBoth(lambda _: timer.cancel() if timer.active() else None)
+        return closing.addCallback(lambda _: None)
 
     # --- links ---
 

@@ -28,10 +28,19 @@ class LocalGame:
     idle_rounds: int = 0
 
     @classmethod
-    def new(cls, players: int, proof_rounds: int = 2, label: bytes = b"game",
-            options: Options | None = None) -> LocalGame:  # fmt: skip
-        config = GameConfig(derive(label.ljust(16, b"."), "game id")[:16], players,
-                            options or Options(), proof_rounds)  # fmt: skip
+    def new(
+        cls,
+        players: int,
+        proof_rounds: int = 2,
+        label: bytes = b"game",
+        options: Options | None = None,
+    ) -> LocalGame:
+        config = GameConfig(
+            derive(label.ljust(16, b"."), "game id")[:16],
+            players,
+            options or Options(),
+            proof_rounds,
+        )
         seeds = seeds_for(players, label)
         return cls([Lockstep(config, seat, seeds[seat]) for seat in range(players)])
 
@@ -45,8 +54,9 @@ class LocalGame:
         self.reports.append([lockstep.play(payloads) for lockstep in self.seats])
         assert len({lockstep.chain for lockstep in self.seats}) == 1, "the seats diverged"
 
-    def play(self, strategies: Sequence[Strategy], tamper: Tamper | None = None,
-             max_steps: int = 5000) -> None:  # fmt: skip
+    def play(
+        self, strategies: Sequence[Strategy], tamper: Tamper | None = None, max_steps: int = 5000
+    ) -> None:
         """Steps until the game is over and audited: urgent steps at once, otherwise whenever
         a strategy acts (idle strategies are asked again, as a timer would)."""
         for _ in range(max_steps):

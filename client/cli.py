@@ -1,0 +1,175 @@
+"""bean-client: Bohnanza on a LAN, peer to peer.
+
+    bean-client play [--bots N] [--no-human]     a whole game on this machine against bots
+    bean-client bot HOST[:PORT] [--strategy S]   one bot into a real lobby
+
+Exit status: 0 when the game ended with every peer agreeing and the audit passing; 1 when it
+was stopped (a cheat, a broken link) or the audit failed; 2 for a mistake on the command line.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+from client.lobby_client import DEFAULT_LOBBY_PORT, parse_lobby_address
+from protocol.messages import SINGLETON_RULES, RoomOptions
+
+STRATEGIES = ("greedy", "random")
+
+
+def _options(args: argparse.Namespace) -> RoomOptions:
+    return RoomOptions(singleton_rule=args.singleton_rule, proof_rounds=args.proof_rounds)
+
+
+def _game_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--proof-rounds",
+        type=int,
+        default=40,
+        metavar="R",
+        help="shuffle proof rounds (0 turns the proofs off; default 40)",
+    )
+    parser.add_argument(
+        "--singleton-rule",
+        choices=SINGLETON_RULES,
+        default=SINGLETON_RULES[0],
+        help="when a single bean may be harvested (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--step-deadline",
+        type=float,
+        default=60.0,
+        metavar="SECONDS",
+        help="how long a connected peer may withhold a step message",
+    )
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="bean-client",
+        description="Play Bohnanza on a LAN, peer to peer, with no trusted machine.",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog=__doc__,
+    )
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    play = commands.add_parser("play", help="a whole game on this machine against bots")
+    play.add_argument("--bots", type=int, default=3, metavar="N", help="bots at the table (2-7)")
+    play.add_argument("--no-human", action="store_true", help="every seat is a bot")
+    play.add_argument("--strategy", choices=STRATEGIES, default="greedy")
+    play.add_argument("--name", default="you", help="your name at the table")
+    _game_arguments(play)
+
+    bot = commands.add_parser("bot", help="put one bot into a lobby")
+    bot.add_argument("lobby", metavar="HOST[:PORT]", help=f"the lobby (port {DEFAULT_LOBBY_PORT})")
+    bot.add_argument("--strategy", choices=STRATEGIES, default="greedy")
+    bot.add_argument("--seats", type=int, default=4, help="players at the table (3-7)")
+    bot.add_argument("--name", default=None, help="its name in the lobby (default bot-XXXX)")
+    bot.add_argument("--profile", default=None, help="its identity key's name (default: name)")
+    bot.add_argument(
+        "--listen",
+        default="tcp:0",
+        metavar="ENDPOINT",
+        help="where it listens for peers (Twisted endpoint; default tcp:0)",
+    )
+    bot.add_argument("--json", action="store_true", help="end with one JSON line of the result")
+    _game_arguments(bot)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = build_parser().parse_args(argv)
+    from client.runtime import run
+
+    run(lambda reactor: _dispatch(reactor, args))
+
+
+async def _dispatch(reactor: Any, args: argparse.Namespace) -> int:
+    if args.command == "bot":
+        return await run_bot(reactor, args)
+    return await run_play(reactor, args)
+
+
+# --- bean-client bot ---------------------------------------------------------------------------
+
+
+async def run_bot(reactor: Any, args: argparse.Namespace, make_game: Any = None) -> int:
+    """One bot's game; `make_game` replaces the game driver (tests put cheaters in)."""
+    import secrets
+
+    from client.bot_player import BotPlayer
+    from client.bots import GreedyBot, RandomBot
+    from client.game import PeerGame
+    from client.session import Seat, join_and_play
+
+    host, port = parse_lobby_address(args.lobby)
+    name = args.name or f"bot-{secrets.token_hex(2)}"
+    seat = Seat(name, args.profile or name, host, port, args.listen, args.step_deadline)
+    strategy = GreedyBot() if args.strategy == "greedy" else RandomBot()
+    player = BotPlayer(reactor, strategy)
+    game, outcome = await join_and_play(
+        reactor, seat, args.seats, _options(args), player, make_game or PeerGame
+    )
+    summary = _summary(game, outcome)
+    print(_describe(summary), flush=True)
+    if args.json:
+        print(json.dumps(summary), flush=True)
+    return 0 if summary["ok"] else 1
+
+
+def _summary(game: Any, outcome: Any) -> dict[str, Any]:
+    """The result as one seat saw it (what `play --no-human` compares across seats)."""
+    from protocol.rules import state_hash
+
+    rules = game.lockstep.rules
+    final, cheat = outcome.final, outcome.cheat
+    return {
+        "name": game.names[game.seat],
+        "seat": game.seat,
+        "game": game.roster.game_id.hex(),
+        "names": list(game.names),
+        "steps": game.step,
+        "final_state": state_hash(rules).hex() if final is not None and rules else None,
+        "scores": list(final.result.scores) if final else None,
+        "winners": list(final.result.winners) if final else None,
+        "agreed": final.agreed if final else False,
+        "audit": list(final.audit_findings) if final else None,
+        "cheat": None
+        if cheat is None
+        else {"seat": cheat.seat, "step": cheat.step, "reason": cheat.reason},
+        "ok": bool(final and final.agreed and final.audit_passed),
+    }
+
+
+def _describe(summary: dict[str, Any]) -> str:
+    who = f"{summary['name']} (seat {summary['seat']})"
+    if summary["cheat"]:
+        cheat = summary["cheat"]
+        blamed = "the deal" if cheat["seat"] is None else summary["names"][cheat["seat"]]
+        return f"{who}: the game stopped at step {cheat['step']}: {blamed} {cheat['reason']}"
+    if summary["scores"] is None:
+        return f"{who}: the game ended without a result"
+    scores = ", ".join(f"{n} {s}" for n, s in zip(summary["names"], summary["scores"], strict=True))
+    audit = "passed" if not summary["audit"] else "FAILED: " + "; ".join(summary["audit"])
+    agreed = "all peers agree" if summary["agreed"] else "the peers DISAGREE on the final state"
+    return f"{who}: final scores {scores}; {agreed}; audit {audit}"
+
+
+# --- bean-client play --------------------------------------------------------------------------
+
+
+async def run_play(reactor: Any, args: argparse.Namespace) -> int:
+    from client.local_table import play_against_bots
+
+    players = args.bots + (0 if args.no_human else 1)
+    if not 3 <= players <= 7:
+        print(f"bean-client: a table has 3 to 7 players, not {players}", file=sys.stderr)
+        return 2
+    return await play_against_bots(reactor, args)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,374 @@
+"""One seat's game on the network: the lockstep over the mesh, its game file, and its player.
+
+The driver runs each step: it sends this seat's signed message when the step is due (someone
+owes something, someone else started the step, or its player acts), collects every seat's
+message, has the lockstep apply them, writes the step to the game file, and tells the player.
+Every step message is signed by its author and relayed by whoever receives it from its author,
+so every seat sees the same messages: two different signed messages for one seat and step are
+equivocation, and the pair is the proof. A seat that is connected but does not send its step
+message before the deadline is withholding it. Any of these stops the game and names the seat.
+
+Heavy work (shuffles and their proofs) runs off the reactor thread, one step at a time, so a
+person's screen never freezes; the screen and bots read `view`, a snapshot taken between steps.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from concurrent.futures import Executor
+from dataclasses import dataclass, replace
+from typing import Any
+
+from twisted.internet.defer import Deferred
+from twisted.internet.threads import deferToThreadPool
+from twisted.logger import Logger
+from twisted.python.failure import Failure
+
+from client.gamefile import Frame, GameFileWriter
+from client.mesh import Mesh, MeshHandler, PeerListener
+from protocol.cards import Card
+from protocol.identity import Identity, SignatureError, SignedEnvelope, verify
+from protocol.lockstep import Cheat, Final, GameConfig, Lockstep, StepReport
+from protocol.messages import GameStart, Message, MessageError
+from protocol.peer_messages import STEP_DOMAIN, PeerChat, StepBody, StepFrame
+from protocol.rules import Action, RuleError, Slot, State
+from protocol.steps import ForbiddenAction, check_own_actions
+
+log = Logger()
+
+STEP_DEADLINE = 60.0
+
+
+@dataclass(frozen=True)
+class View:
+    """What this seat knows between steps: for the screen and for bots."""
+
+    seat: int
+    names: tuple[str, ...]
+    step: int
+    rules: State | None
+    hand: dict[Slot, Card]
+    connected: frozenset[int]
+    missing: frozenset[int]  # seats whose message for the current step has not come
+    dealing: tuple[int, int, int] | None  # (epoch, round, rounds) while a deck is dealt
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """How a game ended for this seat: played to the end, or stopped by a cheat."""
+
+    final: Final | None = None
+    cheat: Cheat | None = None
+    evidence: tuple[Frame, ...] = ()
+
+
+class Player:
+    """Who plays this seat (a bot, or a person at the REPL); every method is optional."""
+
+    def step_played(self, game: PeerGame, report: StepReport) -> None: ...
+
+    def notice(self, game: PeerGame, text: str) -> None: ...
+
+    def chat(self, game: PeerGame, seat: int, text: str) -> None: ...
+
+    def finished(self, game: PeerGame, outcome: Outcome) -> None: ...
+
+
+class PeerGame(MeshHandler):
+    def __init__(
+        self,
+        reactor: Any,
+        identity: Identity,
+        roster: GameStart,
+        seat: int,
+        seed: bytes,
+        listener: PeerListener,
+        gamefile: GameFileWriter,
+        player: Player,
+        *,
+        executor: Executor | None = None,
+        step_deadline: float = STEP_DEADLINE,
+    ) -> None:
+        self.reactor = reactor
+        self.identity = identity
+        self.roster = roster
+        self.seat = seat
+        self.players = len(roster.seats)
+        self.names = tuple(s.name for s in roster.seats)
+        self.lockstep = Lockstep(GameConfig.from_roster(roster), seat, seed, executor)
+        self.mesh = Mesh(reactor, identity, roster, seat, self, listener)
+        self.gamefile = gamefile
+        self.player = player
+        self.step_deadline = step_deadline
+        self.step = 0  # the step being played; the lockstep's own counter moves in a worker thread
+        self.inbox: dict[int, dict[int, Frame]] = {}
+        self.history: dict[int, list[Frame]] = {}
+        self.queued: list[Action] = []
+        self.done: Deferred[Outcome] = Deferred()
+        self.outcome: Outcome | None = None
+        self._busy = False  # composing or playing a step
+        self._working = False  # a worker thread is using the lockstep
+        self._deadline: Any = None
+        self.view: View = self._snapshot()
+
+    # --- starting, acting, stopping -----------------------------------------------------------
+
+    def start(self) -> None:
+        self.mesh.start()
+        self._pump()
+
+    def submit(self, actions: Sequence[Action]) -> None:
+        """Queue this seat's actions for its next message; RuleError at once if the rules do
+        not allow them now (after what is already queued)."""
+        rules = self.view.rules
+        if self.outcome is not None:
+            raise RuleError("the game has ended")
+        if rules is None:
+            raise RuleError("the cards are still being dealt")
+        try:
+            check_own_actions(rules, self.seat, [*self.queued, *actions])
+        except ForbiddenAction as refused:
+            raise RuleError(refused.reason) from None
+        self.queued += actions
+        self._pump()
+
+    def chat(self, text: str) -> None:
+        self.mesh.broadcast(PeerChat(text))
+
+    def stop(self, reason: str) -> None:
+        """Leave the game (the player quit); the others will see this seat disconnect."""
+        self._end(Outcome(), {"kind": "left", "reason": reason})
+
+    # --- the mesh -----------------------------------------------------------------------------
+
+    def link_up(self, seat: int) -> None:
+        """A peer (re)joined: send it what it may have missed of the last and current steps."""
+        self._refresh()
+        frames = [*self.history.get(self.step - 1, []), *self.inbox.get(self.step, {}).values()]
+        for frame in frames:
+            self.mesh.send(seat, StepFrame(*frame))
+
+    def link_down(self, seat: int, reason: str) -> None:
+        self._refresh()
+        if self.outcome is None:
+            self.player.notice(self, f"lost the link to {self.names[seat]}: {reason}")
+
+    def misbehaved(self, seat: int, reason: str) -> None:
+        self._stop(Cheat(seat, self.step, f"broke the link protocol: {reason}"))
+
+    def received(self, seat: int, message: Message) -> None:
+        if isinstance(message, StepFrame):
+            self._step_frame(seat, message)
+        elif isinstance(message, PeerChat):
+            self.player.chat(self, seat, message.text)
+
+    def _step_frame(self, link: int, frame: StepFrame) -> None:
+        if self.outcome is not None:
+            return
+        current = self.step
+        try:
+            body = StepBody.decode(frame.payload)
+        except MessageError as error:
+            self._stop(Cheat(link, current, f"sent a malformed step message: {error}"))
+            return
+        author, step = body.seat, body.step
+        key = self.roster.seats[author].public_key if author < self.players else b""
+        try:
+            verify(key, SignedEnvelope(STEP_DOMAIN, frame.payload, frame.signature), STEP_DOMAIN)
+        except SignatureError as error:
+            who = "sent" if link == author else f"relayed as seat {author}'s"
+            reason = f"{who} a step message whose signature fails: {error}"
+            self._stop(Cheat(link, step, reason), ((frame.payload, frame.signature),))
+            return
+        if link == author:  # relay first: a conflict must reach everyone, not just us
+            self.mesh.broadcast(frame, skip=(author,))
+        known = self._frame_of(step, author)
+        if known is not None:
+            if known[0] != frame.payload:
+                self.mesh.broadcast(StepFrame(*known), skip=(author,))  # both, as proof
+                reason = f"signed two different messages for step {step} (equivocation)"
+                self._stop(Cheat(author, step, reason), (known, (frame.payload, frame.signature)))
+            return
+        if step < current or step > current + 1:
+            self._stop(Cheat(author, step, f"sent a message for step {step} at step {current}"))
+            return
+        self.inbox.setdefault(step, {})[author] = (frame.payload, frame.signature)
+        self._pump()
+
+    def _frame_of(self, step: int, seat: int) -> Frame | None:
+        if step in self.history:
+            return self.history[step][seat]
+        return self.inbox.get(step, {}).get(seat)
+
+    # --- the steps ----------------------------------------------------------------------------
+
+    def _pump(self) -> None:
+        """Do whatever the current step needs next."""
+        if self._busy or self.outcome is not None:
+            return
+        step = self.step
+        frames = self.inbox.setdefault(step, {})
+        if self.seat not in frames:
+            if self.lockstep.urgent() or frames or self.queued:
+                self._compose(step)
+            return
+        if len(frames) == self.players:
+            self._play(step)
+        else:
+            self._arm_deadline()
+        self._refresh()
+
+    def _compose(self, step: int) -> None:
+        actions, self.queued = self.queued, []
+        self._busy = True
+        work = self._in_thread(self.lockstep.compose, actions)
+
+        def refused(failure: Failure) -> None:
+            failure.trap(RuleError)
+            self.player.notice(self, f"your move could not be made: {failure.getErrorMessage()}")
+
+        work.addCallbacks(lambda payload: self._publish(step, payload), refused)
+        work.addErrback(self._crashed)
+        work.addBoth(self._idle)
+
+    def _publish(self, step: int, payload: bytes) -> None:
+        """Sign this seat's message for the step, keep it, and send it to every peer."""
+        if self.outcome is not None:
+            return
+        signature = self.identity.sign(STEP_DOMAIN, payload).signature
+        self.inbox[step][self.seat] = (payload, signature)
+        self.mesh.broadcast(StepFrame(payload, signature))
+
+    def _play(self, step: int) -> None:
+        self._cancel_deadline()
+        frames = [self.inbox[step][seat] for seat in range(self.players)]
+        payloads = {seat: frame[0] for seat, frame in enumerate(frames)}
+        self._busy = True
+        work = self._in_thread(self.lockstep.play, payloads)
+
+        def played(report: StepReport) -> None:
+            if self.outcome is not None:  # stopped (a cheat seen meanwhile) while it was applied
+                return
+            self.gamefile.step(step, frames)
+            self.history[step] = frames
+            del self.inbox[step]
+            self.step = step + 1
+            self._refresh()
+            self.player.step_played(self, report)
+            if self.lockstep.final is not None:
+                self._end(Outcome(final=self.lockstep.final), _end_record(self.lockstep.final))
+
+        def cheated(failure: Failure) -> None:
+            failure.trap(Cheat)
+            if self.outcome is None:
+                self._stop(failure.value, tuple(frames))
+
+        work.addCallbacks(played, cheated)
+        work.addErrback(self._crashed)
+        work.addBoth(self._idle)
+
+    def _in_thread(self, function: Any, *args: Any) -> Deferred[Any]:
+        """Run lockstep work in a worker thread; while it runs, the view stays as it was."""
+        self._working = True
+        pool = self.reactor.getThreadPool()
+        result: Deferred[Any] = deferToThreadPool(self.reactor, pool, function, *args)
+        return result.addBoth(self._worker_done)
+
+    def _worker_done(self, result: object) -> object:
+        self._working = False
+        return result
+
+    def _idle(self, _: object) -> None:
+        self._busy = False
+        self._pump()
+
+    def _crashed(self, failure: Failure) -> None:
+        log.failure("the game driver failed", failure)
+        self._end(Outcome(), {"kind": "stopped", "seat": None, "reason": failure.getErrorMessage()})
+
+    # --- deadlines, the end -------------------------------------------------------------------
+
+    def _arm_deadline(self) -> None:
+        if self._deadline is None:
+            self._deadline = self.reactor.callLater(self.step_deadline, self._deadline_passed)
+
+    def _cancel_deadline(self) -> None:
+        if self._deadline is not None and self._deadline.active():
+            self._deadline.cancel()
+        self._deadline = None
+
+    def _deadline_passed(self) -> None:
+        """A seat that is connected yet has not sent its message is withholding it; one that
+        is disconnected is waited for (it may come back)."""
+        self._deadline = None
+        step = self.step
+        missing = [s for s in range(self.players) if s not in self.inbox.get(step, {})]
+        connected = [s for s in missing if s in self.mesh.connected]
+        if connected:
+            seconds = f"{self.step_deadline:g}"
+            reason = f"withheld its message for step {step} for {seconds} seconds while connected"
+            self._stop(Cheat(connected[0], step, reason), tuple(self.inbox.get(step, {}).values()))
+            return
+        names = ", ".join(self.names[s] for s in missing)
+        self.player.notice(self, f"waiting for {names} (disconnected)")
+        self._arm_deadline()
+
+    def _stop(self, cheat: Cheat, evidence: Sequence[Frame] = ()) -> None:
+        if self.outcome is not None:
+            return
+        record = {
+            "kind": "stopped",
+            "seat": cheat.seat,
+            "step": cheat.step,
+            "reason": cheat.reason,
+            "evidence": [list(frame) for frame in evidence],
+        }
+        self._end(Outcome(cheat=cheat, evidence=tuple(evidence)), record)
+
+    def _end(self, outcome: Outcome, record: dict[str, Any]) -> None:
+        if self.outcome is not None:
+            return
+        self.outcome = outcome
+        self._cancel_deadline()
+        self.gamefile.write(record)
+        self.gamefile.sync()
+        self.gamefile.close()
+        closing = self.mesh.close()
+        self._refresh()
+        self.player.finished(self, outcome)
+        # `done` fires once every link has sent what it holds (a relayed proof of a cheat may
+        # be the last thing the others need) and closed.
+        closing.addBoth(lambda _: self.done.callback(outcome))
+
+    def _refresh(self) -> None:
+        self.view = self._snapshot()
+
+    def _snapshot(self) -> View:
+        """The game as of the last step; while a step is being worked on in a thread, only
+        the links and the arrivals are new."""
+        received = self.inbox.get(self.step, {})
+        connected = frozenset(self.mesh.connected)
+        missing = frozenset(s for s in range(self.players) if s not in received)
+        if self._working:
+            return replace(self.view, connected=connected, missing=missing)
+        lockstep = self.lockstep
+        return View(
+            seat=self.seat,
+            names=self.names,
+            step=self.step,
+            rules=lockstep.rules,
+            hand=lockstep.hand,
+            connected=connected,
+            missing=missing,
+            dealing=lockstep.dealing,
+        )
+
+
+def _end_record(final: Final) -> dict[str, Any]:
+    return {
+        "kind": "end",
+        "scores": list(final.result.scores),
+        "winners": list(final.result.winners),
+        "agreed": final.agreed,
+        "audit": list(final.audit_findings),
+    }

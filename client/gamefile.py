@@ -1,0 +1,155 @@
+"""The game file: one seat's signed transcript of a game and its secret seed, appended as the
+game goes (format in docs/gamefile.md).
+
+A client that crashes comes back from it (`bean-client resume`); anyone can audit or replay a
+finished game from it. It holds the seat's seed, from which every secret of that seat derives,
+so it is created readable by its owner only. Each record is a 4-byte big-endian length and a
+msgpack map; the file is synced at every step boundary, and a torn last record (a crash
+mid-write) is ignored when reading.
+"""
+
+from __future__ import annotations
+
+import os
+import struct
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import msgpack
+
+from protocol.messages import GameStart
+
+FORMAT = 1
+_PREFIX = struct.Struct(">I")
+MAX_RECORD = 64 * 1024 * 1024
+
+Frame = tuple[bytes, bytes]  # a signed step message: (payload, signature)
+
+
+def data_home() -> Path:
+    """Where games are kept: $XDG_DATA_HOME/bohnanza-p2p (~/.local/share/bohnanza-p2p)."""
+    base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    return Path(base) / "bohnanza-p2p"
+
+
+def games_dir() -> Path:
+    return data_home() / "games"
+
+
+def game_path(game_id: bytes, seat: int, directory: Path | None = None) -> Path:
+    return (directory or games_dir()) / f"{game_id.hex()}-seat{seat}.game"
+
+
+class GameFileError(ValueError):
+    """A game file that cannot be read as one."""
+
+
+class GameFileWriter:
+    """Appends records; `sync` makes everything written so far durable."""
+
+    def __init__(self, path: Path) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        self.path = path
+        self._fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+
+    @classmethod
+    def create(cls, path: Path, roster: GameStart, seat: int, seed: bytes) -> GameFileWriter:
+        if path.exists():
+            raise GameFileError(f"{path} already exists; resume the game from it instead")
+        writer = cls(path)
+        writer.write(
+            {
+                "kind": "header",
+                "format": FORMAT,
+                "roster": roster.to_wire(),
+                "seat": seat,
+                "seed": seed,
+            }
+        )
+        writer.sync()
+        return writer
+
+    def write(self, record: dict[str, Any]) -> None:
+        packed: bytes = msgpack.packb(record, use_bin_type=True)
+        os.write(self._fd, _PREFIX.pack(len(packed)) + packed)
+
+    def step(self, step: int, frames: Sequence[Frame]) -> None:
+        """Every seat's signed message of one step, in seat order; synced."""
+        self.write({"kind": "step", "step": step, "frames": [list(f) for f in frames]})
+        self.sync()
+
+    def sync(self) -> None:
+        os.fdatasync(self._fd)
+
+    def close(self) -> None:
+        if self._fd >= 0:
+            os.close(self._fd)
+            self._fd = -1
+
+
+@dataclass
+class GameFile:
+    """What a game file holds."""
+
+    path: Path
+    roster: GameStart
+    seat: int
+    seed: bytes
+    steps: list[list[Frame]] = field(default_factory=list)
+    end: dict[str, Any] | None = None  # the last "end" or "stopped" record
+
+    @property
+    def finished(self) -> bool:
+        return self.end is not None
+
+    @classmethod
+    def read(cls, path: Path) -> GameFile:
+        records = iter(_records(path.read_bytes()))
+        header = next(records, None)
+        if header is None or header.get("kind") != "header" or header.get("format") != FORMAT:
+            raise GameFileError(f"{path} is not a bohnanza-p2p game file (format {FORMAT})")
+        try:
+            game = cls(path, GameStart.from_wire(header["roster"]), header["seat"], header["seed"])
+        except (KeyError, ValueError) as error:
+            raise GameFileError(f"{path} has a damaged header: {error}") from None
+        for record in records:
+            if record.get("kind") == "step":
+                if record.get("step") != len(game.steps):
+                    raise GameFileError(f"{path}: step {record.get('step')} is out of order")
+                game.steps.append([(bytes(p), bytes(s)) for p, s in record["frames"]])
+            elif record.get("kind") in ("end", "stopped"):
+                game.end = record
+        return game
+
+
+def _records(data: bytes) -> Iterator[dict[str, Any]]:
+    offset = 0
+    while offset + _PREFIX.size <= len(data):
+        (length,) = _PREFIX.unpack_from(data, offset)
+        start, end = offset + _PREFIX.size, offset + _PREFIX.size + length
+        if length > MAX_RECORD or end > len(data):
+            return  # a torn last record: the crash happened while writing it
+        try:
+            record = msgpack.unpackb(data[start:end], raw=False, strict_map_key=True)
+        except Exception:  # a damaged record ends what can be trusted
+            return
+        if not isinstance(record, dict):
+            return
+        yield record
+        offset = end
+
+
+def unfinished_games(directory: Path | None = None) -> list[GameFile]:
+    """Games in the games directory that have not ended, newest first."""
+    found = []
+    folder = directory or games_dir()
+    for path in sorted(folder.glob("*.game"), key=lambda p: p.stat().st_mtime, reverse=True):
+        try:
+            game = GameFile.read(path)
+        except (GameFileError, OSError):
+            continue
+        if not game.finished:
+            found.append(game)
+    return found

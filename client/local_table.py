@@ -1,0 +1,129 @@
+"""`bean-client play`: a whole game on this machine, with no set-up.
+
+An embedded lobby listens on a free port of 127.0.0.1 and bots join it as separate
+`bean-client bot` processes, exactly as they would join a lobby on the LAN; the person (unless
+`--no-human`) joins from this process. With `--no-human`, every bot reports its result and
+this process checks that all of them saw the same final state and a passing audit.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from typing import Any
+
+from twisted.internet.defer import Deferred, DeferredList
+from twisted.internet.error import ProcessDone
+from twisted.internet.protocol import ProcessProtocol
+from twisted.python.failure import Failure
+
+from lobby.limits import LobbyLimits
+from lobby.service import makeService
+
+LOCAL = "127.0.0.1"
+
+
+async def start_lobby(reactor: Any) -> tuple[Any, int]:
+    service = makeService({"listen": f"tcp:0:interface={LOCAL}", "limits": LobbyLimits()}, reactor)
+    service.startService()
+    port = await service.getServiceNamed("listener").listening
+    return service, port.getHost().port
+
+
+class BotProcess(ProcessProtocol):
+    """One `bean-client bot` process: its output, and a way to stop it."""
+
+    def __init__(self) -> None:
+        self.out = bytearray()
+        self.err = bytearray()
+        self.ended: Deferred[tuple[bytes, bytes, int]] = Deferred()
+
+    def outReceived(self, data: bytes) -> None:
+        self.out += data
+
+    def errReceived(self, data: bytes) -> None:
+        self.err += data
+
+    def processEnded(self, reason: Failure) -> None:
+        code = 0 if reason.check(ProcessDone) else (reason.value.exitCode or 1)
+        self.ended.callback((bytes(self.out), bytes(self.err), code))
+
+    def stop(self) -> None:
+        if not self.ended.called:
+            self.transport.signalProcess("TERM")
+
+
+def spawn_bot(reactor: Any, arguments: list[str]) -> BotProcess:
+    process = BotProcess()
+    reactor.spawnProcess(
+        process, sys.executable, [sys.executable, *arguments], env=dict(os.environ)
+    )
+    return process
+
+
+def bot_command(args: argparse.Namespace, port: int, seats: int, number: int) -> list[str]:
+    return [
+        "-m", "client.cli", "bot", f"{LOCAL}:{port}",
+        "--seats", str(seats),
+        "--name", f"bot{number}",
+        "--profile", f"play-bot{number}",
+        "--strategy", args.strategy,
+        "--listen", f"tcp:0:interface={LOCAL}",
+        "--proof-rounds", str(args.proof_rounds),
+        "--singleton-rule", args.singleton_rule,
+        "--step-deadline", str(args.step_deadline),
+        "--json",
+    ]  # fmt: skip
+
+
+async def play_against_bots(reactor: Any, args: argparse.Namespace) -> int:
+    seats = args.bots + (0 if args.no_human else 1)
+    service, port = await start_lobby(reactor)
+    bots = [spawn_bot(reactor, bot_command(args, port, seats, n)) for n in range(1, args.bots + 1)]
+    try:
+        if args.no_human:
+            print(f"{seats} bots are playing on this machine (lobby on {LOCAL}:{port})...")
+        else:
+            from client.repl import play_human_seat
+
+            outcome = await play_human_seat(reactor, args, LOCAL, port, seats)
+            if outcome.final is None:  # the person left or the game stopped: end the bots too
+                for bot in bots:
+                    bot.stop()
+                await DeferredList([bot.ended for bot in bots], consumeErrors=True)
+                return 0 if outcome.cheat is None else 1
+        results = await DeferredList([bot.ended for bot in bots], consumeErrors=True)
+    finally:
+        for bot in bots:
+            bot.stop()
+        await service.stopService()
+    return report(results, quiet=not args.no_human)
+
+
+def report(results: list[tuple[bool, Any]], quiet: bool) -> int:
+    """Print what the bots saw; 0 only if all of them agree on the final state and the audit
+    passed for every one of them."""
+    summaries = []
+    for ok, value in results:
+        out, err, code = value if ok else (b"", str(value).encode(), -1)
+        lines = out.decode(errors="replace").strip().splitlines()
+        try:
+            summaries.append(json.loads(lines[-1]))
+        except (IndexError, ValueError):
+            print(f"a bot failed (exit {code}):\n{err.decode(errors='replace')[-2000:]}")
+            return 1
+    good = all(s["ok"] for s in summaries)
+    same = len({(s["final_state"], tuple(s["scores"] or ())) for s in summaries}) == 1
+    if not quiet or not (good and same):
+        first = summaries[0]
+        if first["scores"]:
+            ranking = sorted(zip(first["scores"], first["names"], strict=True), reverse=True)
+            print("final scores: " + ", ".join(f"{name} {score}" for score, name in ranking))
+        for summary in summaries:
+            if summary["cheat"] or summary["audit"]:
+                print(f"  {summary['name']}: {summary['cheat'] or summary['audit']}")
+        print(f"all {len(summaries)} bots agree on the final state: {'yes' if same else 'NO'}")
+        print(f"audit: {'passed' if good else 'FAILED'}")
+    return 0 if good and same else 1

@@ -1,0 +1,158 @@
+"""A cheating peer for the end-to-end tests: an ordinary greedy bot whose game driver breaks
+the protocol in one chosen way, as a modified client would. Honest peers must stop the game
+and name it.
+
+    python -m tests.cheater KIND HOST:PORT --seats N --name NAME [...]   (KIND: see CHEATS)
+"""
+
+from __future__ import annotations
+
+import secrets
+import sys
+from collections.abc import Callable
+from typing import Any
+
+import msgpack
+
+from client.game import PeerGame
+from protocol.deck_messages import Keys
+from protocol.peer_messages import STEP_DOMAIN, StepBody, StepFrame
+from protocol.rules import Plant
+
+CHEATS = (
+    "wrong-key", "card-not-held", "out-of-order", "out-of-turn", "stale-state",
+    "equivocation", "forged-signature", "withheld",
+)  # fmt: skip
+
+
+def _rewrite(payload: bytes, **changes: Any) -> bytes:
+    wire = StepBody.decode(payload).to_wire()
+    wire.update(changes)
+    return StepBody.from_wire(wire).encode()
+
+
+class CheatingGame(PeerGame):
+    """Publishes honestly until its chosen moment, then cheats once in its one way."""
+
+    kind = ""
+
+    def _publish(self, step: int, payload: bytes) -> None:
+        body = StepBody.decode(payload)
+        cheat: Callable[[int, bytes, StepBody], bool] = getattr(
+            self, "_" + self.kind.replace("-", "_")
+        )
+        if getattr(self, "_cheated", False) or not cheat(step, payload, body):
+            super()._publish(step, payload)
+        else:
+            self._cheated = True
+            print(f"cheater: {self.kind} at step {step} as seat {self.seat}", file=sys.stderr)
+
+    @property
+    def _dealt(self) -> bool:
+        return self.view.rules is not None and bool(self.view.hand)
+
+    def _send(self, step: int, payload: bytes) -> None:
+        super()._publish(step, payload)
+
+    def _wrong_key(self, step: int, payload: bytes, body: StepBody) -> bool:
+        private = [dict(m) for m in body.deck if m.get("kind") == Keys.KIND and m["to"] is not None]
+        if not private:
+            return False
+        keys = [bytes(k) for k in private[0]["keys"]]
+        keys[0] = bytes([keys[0][0] ^ 1]) + keys[0][1:]
+        deck = [dict(m, keys=keys) if m == dict(private[0]) else m for m in body.deck]
+        self._send(step, _rewrite(payload, deck=deck))
+        return True
+
+    def _front_plant(self, body: StepBody) -> Plant | None:
+        plants = [a for a in body.actions if isinstance(a, Plant)]
+        rules = self.view.rules
+        if not plants or rules is None or rules.players[self.seat].hand[0].card is not None:
+            return None
+        return plants[0]
+
+    def _card_not_held(self, step: int, payload: bytes, body: StepBody) -> bool:
+        plant = self._front_plant(body)
+        others = [c for c in self.view.hand.values() if plant is not None and c != plant.card]
+        if plant is None or not others:
+            return False
+        forged = {"type": "plant", "field": plant.field, "card": others[0]}
+        self._send(step, _rewrite(payload, actions=[forged]))
+        return True
+
+    def _out_of_order(self, step: int, payload: bytes, body: StepBody) -> bool:
+        rules = self.view.rules
+        if (
+            self._front_plant(body) is None
+            or rules is None
+            or len(rules.players[self.seat].hand) < 2
+        ):
+            return False
+        second = rules.players[self.seat].hand[1].slot
+        keys = self.lockstep.deck.keys_for(
+            second.epoch, [second.position], None, check_routes=False
+        )
+        deck = [m for m in body.deck if m.get("kind") != Keys.KIND or m["to"] is not None]
+        self._send(step, _rewrite(payload, deck=[*deck, keys.to_wire()]))
+        return True
+
+    def _out_of_turn(self, step: int, payload: bytes, body: StepBody) -> bool:
+        rules = self.view.rules
+        if not self._dealt or rules is None or rules.active == self.seat:
+            return False
+        actions = [*body.to_wire()["actions"], {"type": "end_trading"}]
+        self._send(step, _rewrite(payload, actions=actions))
+        return True
+
+    def _stale_state(self, step: int, payload: bytes, body: StepBody) -> bool:
+        if not self._dealt:
+            return False
+        self._send(step, _rewrite(payload, state=secrets.token_bytes(32)))
+        return True
+
+    def _equivocation(self, step: int, payload: bytes, body: StepBody) -> bool:
+        """The same message encoded two ways: two different signed messages for one step."""
+        if not self._dealt:
+            return False
+        wire = body.to_wire()
+        other: bytes = msgpack.packb(dict(reversed(list(wire.items()))), use_bin_type=True)
+        self.inbox[step][self.seat] = (payload, self.identity.sign(STEP_DOMAIN, payload).signature)
+        for seat in self.mesh.connected:
+            chosen = payload if seat % 2 else other
+            signature = self.identity.sign(STEP_DOMAIN, chosen).signature
+            self.mesh.send(seat, StepFrame(chosen, signature))
+        return True
+
+    def _forged_signature(self, step: int, payload: bytes, body: StepBody) -> bool:
+        """Pass off a message of its own making as another seat's."""
+        if not self._dealt:
+            return False
+        victim = (self.seat + 1) % self.players
+        forged = _rewrite(payload, seat=victim, actions=[], deck=[])
+        self.mesh.broadcast(StepFrame(forged, self.identity.sign(STEP_DOMAIN, forged).signature))
+        self._send(step, payload)
+        return True
+
+    def _withheld(self, step: int, payload: bytes, body: StepBody) -> bool:
+        """Stays connected, keeps its message for a step the others have started (or owe
+        something in), and never sends it."""
+        started = len(self.inbox.get(step, {})) > 0 or self.lockstep.urgent()
+        if not self._dealt or not started:
+            return False
+        self.inbox[step][self.seat] = (payload, self.identity.sign(STEP_DOMAIN, payload).signature)
+        return True
+
+
+def main() -> None:
+    from client.cli import build_parser, run_bot
+    from client.runtime import run
+
+    if len(sys.argv) < 2 or sys.argv[1] not in CHEATS:
+        sys.exit(f"usage: python -m tests.cheater {{{','.join(CHEATS)}}} HOST:PORT [bot options]")
+    game_class = type("Cheater", (CheatingGame,), {"kind": sys.argv[1]})
+    args = build_parser().parse_args(["bot", *sys.argv[2:]])
+    run(lambda reactor: run_bot(reactor, args, game_class))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,96 @@
+"""Real processes for end-to-end tests: `bean-lobby` and `bean-client` on 127.0.0.1, each with
+its own files (XDG directories under the test's tmp_path) and every wait bounded."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import selectors
+import subprocess
+import sys
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+BIN = Path(sys.executable).parent
+LOCAL = "127.0.0.1"
+
+
+def isolated_env(tmp_path: Path) -> dict[str, str]:
+    env = dict(os.environ)
+    env.update(
+        XDG_CONFIG_HOME=str(tmp_path / "config"),
+        XDG_DATA_HOME=str(tmp_path / "data"),
+        NO_COLOR="1",
+        PYTHONUNBUFFERED="1",
+    )
+    return env
+
+
+def _first_line(process: subprocess.Popen[bytes], timeout: float) -> bytes:
+    assert process.stdout is not None
+    with selectors.DefaultSelector() as selector:
+        selector.register(process.stdout, selectors.EVENT_READ)
+        if not selector.select(timeout):
+            raise AssertionError(f"no output within {timeout} s")
+    return process.stdout.readline()
+
+
+@contextmanager
+def running_lobby(env: dict[str, str]) -> Iterator[int]:
+    """bean-lobby on a free port of 127.0.0.1, stopped at the end."""
+    process = subprocess.Popen(
+        [str(BIN / "bean-lobby"), "--listen", f"tcp:0:interface={LOCAL}", "--quiet"],
+        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env,
+    )  # fmt: skip
+    try:
+        line = _first_line(process, 30).decode()
+        found = re.fullmatch(r"bean-lobby listening on [\d.]+:(\d+)\n", line)
+        assert found, f"unexpected first line from bean-lobby: {line!r}"
+        yield int(found.group(1))
+    finally:
+        process.terminate()
+        process.wait(30)
+
+
+def client_arguments(port: int, seats: int, name: str, *extra: str) -> list[str]:
+    return [
+        f"{LOCAL}:{port}", "--seats", str(seats), "--name", name, "--json",
+        "--listen", f"tcp:0:interface={LOCAL}", *extra,
+    ]  # fmt: skip
+
+
+def start(command: Sequence[str], env: dict[str, str], log: Path) -> subprocess.Popen[bytes]:
+    return subprocess.Popen(list(command), stdout=subprocess.PIPE, stderr=log.open("wb"), env=env)
+
+
+def start_bot(port: int, seats: int, name: str, env: dict[str, str], tmp_path: Path,
+              *extra: str) -> subprocess.Popen[bytes]:  # fmt: skip
+    command = [str(BIN / "bean-client"), "bot", *client_arguments(port, seats, name, *extra)]
+    return start(command, env, tmp_path / f"{name}.log")
+
+
+def results(processes: Sequence[subprocess.Popen[bytes]], timeout: float,
+            tmp_path: Path) -> list[dict[str, Any]]:  # fmt: skip
+    """Each process's last JSON line, waiting at most `timeout` seconds in all; on a timeout
+    every process is killed and the test fails with their logs."""
+    deadline = time.monotonic() + timeout
+    found = []
+    try:
+        for process in processes:
+            out, _ = process.communicate(timeout=max(1.0, deadline - time.monotonic()))
+            lines = out.decode().strip().splitlines()
+            assert lines, f"a process printed nothing (exit {process.returncode})"
+            found.append(json.loads(lines[-1]) | {"exit": process.returncode})
+    except subprocess.TimeoutExpired:
+        logs = "\n".join(f"--- {p.name}\n{p.read_text()[-1500:]}" for p in tmp_path.glob("*.log"))
+        raise AssertionError(f"the game did not end within {timeout} s\n{logs}") from None
+    finally:
+        for process in processes:
+            if process.poll() is None:
+                process.kill()
+                process.wait(10)
+    return found

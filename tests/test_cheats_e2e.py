@@ -1,0 +1,59 @@
+"""End to end: one cheating client (tests/cheater.py) among honest bots, all separate
+processes over TCP. Every honest client stops the game, names the cheater, and keeps the
+signed evidence in its game file."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from client.gamefile import GameFile
+from tests.cheater import CHEATS
+from tests.processes import client_arguments, isolated_env, results, running_lobby, start, start_bot
+
+PLAYERS = 4
+EXPECTED_REASON = {
+    "wrong-key": "key",
+    "card-not-held": "does not hold",
+    "out-of-order": "withheld its keys",
+    "out-of-turn": "rules forbid",
+    "stale-state": "another state",
+    "equivocation": "equivocation",
+    "forged-signature": "signature fails",
+    "withheld": "withheld its message",
+}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("kind", CHEATS)
+def test_every_honest_client_stops_the_game_and_names_the_cheater(kind, tmp_path):
+    env = isolated_env(tmp_path)
+    options = ("--proof-rounds", "1", "--step-deadline", "4")
+    with running_lobby(env) as port:
+        cheater = start(
+            [sys.executable, "-m", "tests.cheater", kind,
+             *client_arguments(port, PLAYERS, "cheater", *options)],
+            env, tmp_path / "cheater.log",
+        )  # fmt: skip
+        honest = [
+            start_bot(port, PLAYERS, f"honest{n}", env, tmp_path, *options)
+            for n in range(PLAYERS - 1)
+        ]
+        found = results(honest, timeout=180, tmp_path=tmp_path)
+        cheater.kill()
+        cheater.wait(10)
+    for result in found:
+        assert result["exit"] == 1 and not result["ok"], result
+        cheat = result["cheat"]
+        assert cheat is not None, result
+        assert result["names"][cheat["seat"]] == "cheater", result
+        assert EXPECTED_REASON[kind] in cheat["reason"], cheat
+    files = [GameFile.read(p) for p in Path(env["XDG_DATA_HOME"]).glob("**/*.game")]
+    honest_files = [f for f in files if f.roster.seats[f.seat].name != "cheater"]
+    assert len(honest_files) == PLAYERS - 1
+    for game in honest_files:
+        assert game.end is not None and game.end["kind"] == "stopped", game.end
+        assert game.roster.seats[game.end["seat"]].name == "cheater"
+        assert game.end["evidence"], "the signed messages that prove the cheat are kept"
