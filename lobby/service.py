@@ -12,6 +12,7 @@ from twisted.internet.endpoints import serverFromString
 from twisted.internet.interfaces import IListeningPort, IReactorTime, IStreamServerEndpoint
 from twisted.python import usage
 
+from lobby.discovery import DISCOVERY_PORT, DiscoveryService, check_lobby_name, default_lobby_name
 from lobby.limits import LobbyLimits
 from lobby.server import LobbyFactory
 
@@ -26,7 +27,10 @@ class LobbyOptions(usage.Options):
         "when a room is full and ready every member gets the roster; the game itself is played "
         "between the players' own machines. The first line on stdout says where it listens."
     )
-    optFlags: ClassVar[list[list[Any]]] = [["quiet", "q", "log only warnings and errors"]]
+    optFlags: ClassVar[list[list[Any]]] = [
+        ["quiet", "q", "log only warnings and errors"],
+        ["no-discovery", None, "do not answer LAN discovery (bean-client connect with no host)"],
+    ]
     optParameters: ClassVar[list[list[Any]]] = [
         ["listen", "l", DEFAULT_LISTEN, "Twisted endpoint to listen on, e.g. tcp:7777 or tcp:0"],
         ["max-connections", None, _DEFAULTS.max_connections, "open connections at most", int],
@@ -36,9 +40,17 @@ class LobbyOptions(usage.Options):
         ["idle-seconds", None, _DEFAULTS.idle_seconds, "silence before a drop", int],
         ["rate", None, _DEFAULTS.messages_per_second, "messages/second per client", float],
         ["burst", None, _DEFAULTS.message_burst, "messages a client may send at once", int],
+        ["name", None, None, "the name LAN discovery shows (default: bean-lobby on HOSTNAME)"],
+        ["discovery-port", None, DISCOVERY_PORT, "UDP port that LAN discovery answers on", int],
     ]
 
     def postOptions(self) -> None:
+        self["discovery"] = not self["no-discovery"]
+        if self["name"] is not None:
+            try:
+                check_lobby_name(self["name"])
+            except ValueError as error:
+                raise usage.UsageError(f"--name: {error}") from None
         try:
             self["limits"] = limits_from(self)
         except ValueError as error:
@@ -93,7 +105,8 @@ def makeService(
     clock: IReactorTime | None = None,
 ) -> MultiService:
     """The lobby service: `options` as parsed by LobbyOptions (or any mapping with `listen`
-    and, optionally, `limits`). `clock` drives expiry (tests pass task.Clock)."""
+    and, optionally, `limits`; `discovery` true adds LAN discovery, with `name` and
+    `discovery-port`). `clock` drives expiry (tests pass task.Clock)."""
     if reactor is None:
         from twisted.internet import reactor as global_reactor
 
@@ -112,4 +125,10 @@ def makeService(
     timer.clock = clock
     timer.setName("expiry")
     timer.setServiceParent(lobby)
+    if options.get("discovery"):
+        name = options.get("name") or default_lobby_name()
+        port = options.get("discovery-port", DISCOVERY_PORT)
+        finder = DiscoveryService(reactor, listener.listening, name, port)
+        finder.setName("discovery")
+        finder.setServiceParent(lobby)
     return lobby
