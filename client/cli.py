@@ -1,7 +1,11 @@
 """bean-client: Bohnanza on a LAN, peer to peer.
 
+    bean-client connect [HOST[:PORT]]            the lobby and your games, in the terminal
     bean-client play [--bots N] [--no-human]     a whole game on this machine against bots
     bean-client bot HOST[:PORT] [--strategy S]   one bot into a real lobby
+    bean-client resume GAMEFILE                  back into a game after a crash
+    bean-client audit GAMEFILE                   check a finished game from its file
+    bean-client replay GAMEFILE                  show a game turn by turn
 
 Exit status: 0 when the game ended with every peer agreeing and the audit passing; 1 when it
 was stopped (a cheat, a broken link) or the audit failed; 2 for a mistake on the command line.
@@ -56,6 +60,30 @@ def build_parser() -> argparse.ArgumentParser:
     )
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
+    connect = commands.add_parser("connect", help="the lobby and your games, in the terminal")
+    connect.add_argument(
+        "lobby",
+        nargs="?",
+        metavar="HOST[:PORT]",
+        help="the lobby (left out: look for one on this LAN)",
+    )
+    connect.add_argument("--name", default=None, help="your name in the lobby")
+    connect.add_argument("--profile", default="default", help="which identity key to use")
+    connect.add_argument(
+        "--listen",
+        default="tcp:0",
+        metavar="ENDPOINT",
+        help="where to listen for the other players (default tcp:0)",
+    )
+    connect.add_argument("--no-color", action="store_true", help="no colours (or set NO_COLOR)")
+    connect.add_argument(
+        "--step-deadline",
+        type=float,
+        default=60.0,
+        metavar="SECONDS",
+        help="how long a connected peer may withhold a step message",
+    )
+
     play = commands.add_parser("play", help="a whole game on this machine against bots")
     play.add_argument("--bots", type=int, default=3, metavar="N", help="bots at the table (2-7)")
     play.add_argument("--no-human", action="store_true", help="every seat is a bot")
@@ -77,6 +105,21 @@ def build_parser() -> argparse.ArgumentParser:
     )
     bot.add_argument("--json", action="store_true", help="end with one JSON line of the result")
     _game_arguments(bot)
+
+    resume = commands.add_parser("resume", help="back into a game after a crash")
+    resume.add_argument("gamefile", help="the game's file (bean-client connect lists them)")
+    resume.add_argument(
+        "--bot", choices=STRATEGIES, default=None, help="let a bot play the seat instead of you"
+    )
+    resume.add_argument("--listen", default="tcp:0", metavar="ENDPOINT")
+    resume.add_argument("--json", action="store_true", help="end with one JSON line (with --bot)")
+    resume.add_argument("--step-deadline", type=float, default=60.0, metavar="SECONDS")
+    for name, text in (
+        ("audit", "check a finished game from its file"),
+        ("replay", "show a game turn by turn"),
+    ):
+        offline = commands.add_parser(name, help=text)
+        offline.add_argument("gamefile")
     return parser
 
 
@@ -88,9 +131,29 @@ def main(argv: list[str] | None = None) -> None:
 
 
 async def _dispatch(reactor: Any, args: argparse.Namespace) -> int:
-    if args.command == "bot":
-        return await run_bot(reactor, args)
-    return await run_play(reactor, args)
+    from client.gamefile import GameFileError
+    from client.lan_checks import LanProblem
+    from client.lobby_client import LobbyError
+
+    try:
+        if args.command == "bot":
+            return await run_bot(reactor, args)
+        if args.command == "play":
+            return await run_play(reactor, args)
+        if args.command == "connect":
+            from client.lobby_screen import run_connect
+
+            return await run_connect(reactor, args)
+        if args.command == "resume":
+            from client.resume import run_resume
+
+            return await run_resume(reactor, args)
+        from client.offline import run_offline
+
+        return run_offline(args)
+    except (LanProblem, LobbyError, GameFileError) as problem:  # said in words, no traceback
+        print(f"bean-client: {problem}", file=sys.stderr)
+        return 1
 
 
 # --- bean-client bot ---------------------------------------------------------------------------
@@ -113,14 +176,14 @@ async def run_bot(reactor: Any, args: argparse.Namespace, make_game: Any = None)
     game, outcome = await join_and_play(
         reactor, seat, args.seats, _options(args), player, make_game or PeerGame
     )
-    summary = _summary(game, outcome)
-    print(_describe(summary), flush=True)
+    summary = summarize(game, outcome)
+    print(describe(summary), flush=True)
     if args.json:
         print(json.dumps(summary), flush=True)
     return 0 if summary["ok"] else 1
 
 
-def _summary(game: Any, outcome: Any) -> dict[str, Any]:
+def summarize(game: Any, outcome: Any) -> dict[str, Any]:
     """The result as one seat saw it (what `play --no-human` compares across seats)."""
     from protocol.rules import state_hash
 
@@ -141,10 +204,15 @@ def _summary(game: Any, outcome: Any) -> dict[str, Any]:
         if cheat is None
         else {"seat": cheat.seat, "step": cheat.step, "reason": cheat.reason},
         "ok": bool(final and final.agreed and final.audit_passed),
+        "game_s": round(game.ended_at - game.started_at, 3),
+        "frames_sent": game.mesh.sent_frames,
+        "bytes_sent": game.mesh.sent_bytes,
+        "step_ms": [round(t.seconds * 1000, 3) for t in game.timings if not t.deck_round],
+        "deck_round_ms": [round(t.seconds * 1000, 3) for t in game.timings if t.deck_round],
     }
 
 
-def _describe(summary: dict[str, Any]) -> str:
+def describe(summary: dict[str, Any]) -> str:
     who = f"{summary['name']} (seat {summary['seat']})"
     if summary["cheat"]:
         cheat = summary["cheat"]

@@ -14,29 +14,36 @@ person's screen never freezes; the screen and bots read `view`, a snapshot taken
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Sequence
 from concurrent.futures import Executor
 from dataclasses import dataclass, replace
 from typing import Any
 
-from twisted.internet.defer import Deferred
+from twisted.internet.defer import Deferred, maybeDeferred
+from twisted.internet.task import LoopingCall
 from twisted.internet.threads import deferToThreadPool
 from twisted.logger import Logger
 from twisted.python.failure import Failure
 
-from client.gamefile import Frame, GameFileWriter
+from client.faults import FrameFaults
+from client.gamefile import Frame, GameFile, GameFileWriter
 from client.mesh import Mesh, MeshHandler, PeerListener
 from protocol.cards import Card
 from protocol.identity import Identity, SignatureError, SignedEnvelope, verify
 from protocol.lockstep import Cheat, Final, GameConfig, Lockstep, StepReport
 from protocol.messages import GameStart, Message, MessageError
-from protocol.peer_messages import STEP_DOMAIN, PeerChat, StepBody, StepFrame
-from protocol.rules import Action, RuleError, Slot, State
+from protocol.peer_messages import STEP_DOMAIN, Heartbeat, PeerChat, StepBody, StepFrame
+from protocol.rules import Action, Phase, RuleError, Slot, State
 from protocol.steps import ForbiddenAction, check_own_actions
 
 log = Logger()
 
 STEP_DEADLINE = 60.0
+HEARTBEAT_WAITING = 1.0  # seconds between heartbeats while a step waits for messages
+HEARTBEAT_IDLE = 5.0  # ... and otherwise
+LINK_SILENCE = 15.0  # a link that says nothing this long is dead (TCP may not notice)
+AHEAD_WINDOW = 64  # later steps whose messages are kept until their turn (a resumed seat)
 
 
 @dataclass(frozen=True)
@@ -51,6 +58,16 @@ class View:
     connected: frozenset[int]
     missing: frozenset[int]  # seats whose message for the current step has not come
     dealing: tuple[int, int, int] | None  # (epoch, round, rounds) while a deck is dealt
+
+
+@dataclass(frozen=True)
+class StepTiming:
+    """How long a step took here: from the first message this seat saw or made for it to
+    the step applied. Deck rounds (shuffles and proofs) are told apart from game steps."""
+
+    step: int
+    seconds: float
+    deck_round: bool
 
 
 @dataclass(frozen=True)
@@ -88,6 +105,8 @@ class PeerGame(MeshHandler):
         *,
         executor: Executor | None = None,
         step_deadline: float = STEP_DEADLINE,
+        heartbeat: float = HEARTBEAT_WAITING,
+        faults: FrameFaults | None = None,
     ) -> None:
         self.reactor = reactor
         self.identity = identity
@@ -96,16 +115,26 @@ class PeerGame(MeshHandler):
         self.players = len(roster.seats)
         self.names = tuple(s.name for s in roster.seats)
         self.lockstep = Lockstep(GameConfig.from_roster(roster), seat, seed, executor)
-        self.mesh = Mesh(reactor, identity, roster, seat, self, listener)
+        self.mesh = Mesh(reactor, identity, roster, seat, self, listener, faults=faults)
         self.gamefile = gamefile
         self.player = player
         self.step_deadline = step_deadline
+        self.heartbeat = heartbeat
         self.step = 0  # the step being played; the lockstep's own counter moves in a worker thread
         self.inbox: dict[int, dict[int, Frame]] = {}
         self.history: dict[int, list[Frame]] = {}
         self.queued: list[Action] = []
         self.done: Deferred[Outcome] = Deferred()
         self.outcome: Outcome | None = None
+        self._accepted: dict[bytes, bytes] = {}  # hash of each step payload taken in: signature
+        self._own_frames: dict[int, Frame] = {}  # signed before a crash, to be sent again
+        self._heard: dict[int, float] = {}  # when each peer last said anything
+        self._last_beat = 0.0
+        self._ticker = LoopingCall(self._tick)
+        self._ticker.clock = reactor
+        self.timings: list[StepTiming] = []
+        self.started_at = self.ended_at = 0.0
+        self._step_started: dict[int, float] = {}
         self._busy = False  # composing or playing a step
         self._working = False  # a worker thread is using the lockstep
         self._deadline: Any = None
@@ -114,8 +143,26 @@ class PeerGame(MeshHandler):
     # --- starting, acting, stopping -----------------------------------------------------------
 
     def start(self) -> None:
+        self.started_at = self.reactor.seconds()
         self.mesh.start()
+        self._ticker.start(self.heartbeat, now=False)
         self._pump()
+
+    def restore(self, saved: GameFile) -> None:
+        """Pick up a game from this seat's file after a crash: replay every recorded step
+        (checking its signatures and everything the lockstep checks), and keep the messages
+        this seat had signed for later steps to send them again, never different ones."""
+        for step, frames in enumerate(saved.steps):
+            for frame in frames:
+                self._checked(frame)
+            self.lockstep.play({seat: frame[0] for seat, frame in enumerate(frames)})
+            self.history[step] = list(frames)
+            self._accepted.update(
+                (hashlib.sha256(p).digest(), signature) for p, signature in frames
+            )
+            self.step = step + 1
+        self._own_frames = {step: f for step, f in saved.own.items() if step >= self.step}
+        self._refresh()
 
     def submit(self, actions: Sequence[Action]) -> None:
         """Queue this seat's actions for its next message; RuleError at once if the rules do
@@ -142,11 +189,10 @@ class PeerGame(MeshHandler):
     # --- the mesh -----------------------------------------------------------------------------
 
     def link_up(self, seat: int) -> None:
-        """A peer (re)joined: send it what it may have missed of the last and current steps."""
+        """A peer (re)joined: tell it where we are, so that each sends what the other lacks."""
+        self._heard[seat] = self.reactor.seconds()
         self._refresh()
-        frames = [*self.history.get(self.step - 1, []), *self.inbox.get(self.step, {}).values()]
-        for frame in frames:
-            self.mesh.send(seat, StepFrame(*frame))
+        self.mesh.send(seat, self._heartbeat())
 
     def link_down(self, seat: int, reason: str) -> None:
         self._refresh()
@@ -157,29 +203,69 @@ class PeerGame(MeshHandler):
         self._stop(Cheat(seat, self.step, f"broke the link protocol: {reason}"))
 
     def received(self, seat: int, message: Message) -> None:
+        self._heard[seat] = self.reactor.seconds()
         if isinstance(message, StepFrame):
             self._step_frame(seat, message)
+        elif isinstance(message, Heartbeat):
+            self._catch_up(seat, message)
         elif isinstance(message, PeerChat):
             self.player.chat(self, seat, message.text)
+
+    def _heartbeat(self) -> Heartbeat:
+        have = sum(1 << seat for seat in self.inbox.get(self.step, {}))
+        return Heartbeat(self.step, have)
+
+    def _catch_up(self, seat: int, beat: Heartbeat) -> None:
+        """Send a peer the signed step messages it lacks: of its step, and of every later
+        step this seat has played. If the peer is ahead, ask it the same way."""
+        if beat.step > self.step:
+            self.mesh.send(seat, self._heartbeat())
+            return
+        for step in range(beat.step, self.step + 1):
+            held = self._frames_held(step)
+            for author, frame in sorted(held.items()):
+                if step > beat.step or not beat.have & (1 << author):
+                    self.mesh.send(seat, StepFrame(*frame))
+
+    def _frames_held(self, step: int) -> dict[int, Frame]:
+        if step in self.history:
+            return dict(enumerate(self.history[step]))
+        return dict(self.inbox.get(step, {}))
+
+    def _tick(self) -> None:
+        """Heartbeats (every second while a step waits, else every few seconds), and links
+        that have been silent too long are dropped, to be dialled again."""
+        if self.outcome is not None:
+            return
+        now = self.reactor.seconds()
+        for seat in sorted(self.mesh.connected):
+            if now - self._heard.get(seat, now) > LINK_SILENCE:
+                self.mesh.drop(seat, f"no word from {self.names[seat]} for {LINK_SILENCE:g} s")
+        waiting = 0 < len(self.inbox.get(self.step, {})) < self.players
+        if waiting or now - self._last_beat >= HEARTBEAT_IDLE:
+            self._last_beat = now
+            self.mesh.broadcast(self._heartbeat())
 
     def _step_frame(self, link: int, frame: StepFrame) -> None:
         if self.outcome is not None:
             return
+        digest = hashlib.sha256(frame.payload).digest()
+        if self._accepted.get(digest) == frame.signature:
+            return  # a relayed or resent copy of what we already checked (signatures are
+            # deterministic: the same message with another signature is checked, and blamed)
         current = self.step
         try:
-            body = StepBody.decode(frame.payload)
+            body = self._checked((frame.payload, frame.signature))
         except MessageError as error:
             self._stop(Cheat(link, current, f"sent a malformed step message: {error}"))
             return
-        author, step = body.seat, body.step
-        key = self.roster.seats[author].public_key if author < self.players else b""
-        try:
-            verify(key, SignedEnvelope(STEP_DOMAIN, frame.payload, frame.signature), STEP_DOMAIN)
         except SignatureError as error:
-            who = "sent" if link == author else f"relayed as seat {author}'s"
+            body = StepBody.decode(frame.payload)
+            who = "sent" if link == body.seat else f"relayed as seat {body.seat}'s"
             reason = f"{who} a step message whose signature fails: {error}"
-            self._stop(Cheat(link, step, reason), ((frame.payload, frame.signature),))
+            self._stop(Cheat(link, body.step, reason), ((frame.payload, frame.signature),))
             return
+        author, step = body.seat, body.step
         if link == author:  # relay first: a conflict must reach everyone, not just us
             self.mesh.broadcast(frame, skip=(author,))
         known = self._frame_of(step, author)
@@ -189,11 +275,22 @@ class PeerGame(MeshHandler):
                 reason = f"signed two different messages for step {step} (equivocation)"
                 self._stop(Cheat(author, step, reason), (known, (frame.payload, frame.signature)))
             return
-        if step < current or step > current + 1:
-            self._stop(Cheat(author, step, f"sent a message for step {step} at step {current}"))
-            return
+        if not current <= step <= current + AHEAD_WINDOW:
+            return  # long gone, or far ahead: heartbeats bring it when it is due
         self.inbox.setdefault(step, {})[author] = (frame.payload, frame.signature)
+        self._accepted[digest] = frame.signature
+        self._step_started.setdefault(step, self.reactor.seconds())
         self._pump()
+
+    def _checked(self, frame: Frame) -> StepBody:
+        """The body of a signed step message whose signature is its author's (MessageError
+        for a malformed body, SignatureError for a bad signature)."""
+        body = StepBody.decode(frame[0])
+        if body.seat >= self.players:
+            raise MessageError(f"there is no seat {body.seat} in this game")
+        key = self.roster.seats[body.seat].public_key
+        verify(key, SignedEnvelope(STEP_DOMAIN, frame[0], frame[1]), STEP_DOMAIN)
+        return body
 
     def _frame_of(self, step: int, seat: int) -> Frame | None:
         if step in self.history:
@@ -208,6 +305,8 @@ class PeerGame(MeshHandler):
             return
         step = self.step
         frames = self.inbox.setdefault(step, {})
+        if self.seat not in frames and step in self._own_frames:
+            self._send_own(step, self._own_frames.pop(step))  # signed before a crash
         if self.seat not in frames:
             if self.lockstep.urgent() or frames or self.queued:
                 self._compose(step)
@@ -219,6 +318,7 @@ class PeerGame(MeshHandler):
         self._refresh()
 
     def _compose(self, step: int) -> None:
+        self._step_started.setdefault(step, self.reactor.seconds())
         actions, self.queued = self.queued, []
         self._busy = True
         work = self._in_thread(self.lockstep.compose, actions)
@@ -232,12 +332,19 @@ class PeerGame(MeshHandler):
         work.addBoth(self._idle)
 
     def _publish(self, step: int, payload: bytes) -> None:
-        """Sign this seat's message for the step, keep it, and send it to every peer."""
+        """Sign this seat's message for the step, make it durable, and send it to every peer
+        (durable first: after a crash the same message is sent again, never another)."""
         if self.outcome is not None:
             return
-        signature = self.identity.sign(STEP_DOMAIN, payload).signature
-        self.inbox[step][self.seat] = (payload, signature)
-        self.mesh.broadcast(StepFrame(payload, signature))
+        frame = (payload, self.identity.sign(STEP_DOMAIN, payload).signature)
+        self.gamefile.own(step, frame)
+        self._send_own(step, frame)
+
+    def _send_own(self, step: int, frame: Frame) -> None:
+        self.inbox.setdefault(step, {})[self.seat] = frame
+        self._accepted[hashlib.sha256(frame[0]).digest()] = frame[1]
+        self._step_started.setdefault(step, self.reactor.seconds())
+        self.mesh.broadcast(StepFrame(*frame))
 
     def _play(self, step: int) -> None:
         self._cancel_deadline()
@@ -253,6 +360,9 @@ class PeerGame(MeshHandler):
             self.history[step] = frames
             del self.inbox[step]
             self.step = step + 1
+            started = self._step_started.pop(step, self.reactor.seconds())
+            deck_round = self.view.dealing is not None
+            self.timings.append(StepTiming(step, self.reactor.seconds() - started, deck_round))
             self._refresh()
             self.player.step_played(self, report)
             if self.lockstep.final is not None:
@@ -268,7 +378,14 @@ class PeerGame(MeshHandler):
         work.addBoth(self._idle)
 
     def _in_thread(self, function: Any, *args: Any) -> Deferred[Any]:
-        """Run lockstep work in a worker thread; while it runs, the view stays as it was."""
+        """Run heavy lockstep work (a deck round's shuffle or proofs, the set-up, the audit)
+        in a worker thread, so the screen never freezes; while it runs, the view stays as it
+        was. An ordinary step takes about a millisecond and runs here at once: handing it to
+        a thread would only add latency."""
+        rules = self.lockstep.rules
+        heavy = self.lockstep.dealing is not None or rules is None or rules.phase is Phase.OVER
+        if not heavy:
+            return maybeDeferred(function, *args)
         self._working = True
         pool = self.reactor.getThreadPool()
         result: Deferred[Any] = deferToThreadPool(self.reactor, pool, function, *args)
@@ -329,7 +446,10 @@ class PeerGame(MeshHandler):
         if self.outcome is not None:
             return
         self.outcome = outcome
+        self.ended_at = self.reactor.seconds()
         self._cancel_deadline()
+        if self._ticker.running:
+            self._ticker.stop()
         self.gamefile.write(record)
         self.gamefile.sync()
         self.gamefile.close()

@@ -55,7 +55,9 @@ class GameFileWriter:
         self._fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
 
     @classmethod
-    def create(cls, path: Path, roster: GameStart, seat: int, seed: bytes) -> GameFileWriter:
+    def create(
+        cls, path: Path, roster: GameStart, seat: int, seed: bytes, listen_host: str
+    ) -> GameFileWriter:
         if path.exists():
             raise GameFileError(f"{path} already exists; resume the game from it instead")
         writer = cls(path)
@@ -66,6 +68,7 @@ class GameFileWriter:
                 "roster": roster.to_wire(),
                 "seat": seat,
                 "seed": seed,
+                "listen_host": listen_host,
             }
         )
         writer.sync()
@@ -75,10 +78,18 @@ class GameFileWriter:
         packed: bytes = msgpack.packb(record, use_bin_type=True)
         os.write(self._fd, _PREFIX.pack(len(packed)) + packed)
 
-    def step(self, step: int, frames: Sequence[Frame]) -> None:
-        """Every seat's signed message of one step, in seat order; synced."""
-        self.write({"kind": "step", "step": step, "frames": [list(f) for f in frames]})
+    def own(self, step: int, frame: Frame) -> None:
+        """This seat's signed message for a step, synced before it is sent: a client that
+        crashes and resumes sends that same message again, never a different one (which
+        would be equivocation)."""
+        self.write({"kind": "own", "step": step, "frame": list(frame)})
         self.sync()
+
+    def step(self, step: int, frames: Sequence[Frame]) -> None:
+        """Every seat's signed message of one step, in seat order. Not synced by itself: the
+        next `own` record syncs it, and a step lost in a crash is fetched again from the
+        peers (every message in it is signed)."""
+        self.write({"kind": "step", "step": step, "frames": [list(f) for f in frames]})
 
     def sync(self) -> None:
         os.fdatasync(self._fd)
@@ -97,8 +108,11 @@ class GameFile:
     roster: GameStart
     seat: int
     seed: bytes
+    listen_host: str  # where this seat listened for its peers (on the roster's port)
     steps: list[list[Frame]] = field(default_factory=list)
+    own: dict[int, Frame] = field(default_factory=dict)  # this seat's messages, by step
     end: dict[str, Any] | None = None  # the last "end" or "stopped" record
+    whole: int = 0  # bytes up to the end of the last whole record
 
     @property
     def finished(self) -> bool:
@@ -107,24 +121,37 @@ class GameFile:
     @classmethod
     def read(cls, path: Path) -> GameFile:
         records = iter(_records(path.read_bytes()))
-        header = next(records, None)
+        header, whole = next(records, (None, 0))
         if header is None or header.get("kind") != "header" or header.get("format") != FORMAT:
             raise GameFileError(f"{path} is not a bohnanza-p2p game file (format {FORMAT})")
         try:
-            game = cls(path, GameStart.from_wire(header["roster"]), header["seat"], header["seed"])
+            roster = GameStart.from_wire(header["roster"])
+            game = cls(path, roster, header["seat"], header["seed"], header["listen_host"])
         except (KeyError, ValueError) as error:
             raise GameFileError(f"{path} has a damaged header: {error}") from None
-        for record in records:
+        game.whole = whole
+        for record, end in records:
+            game.whole = end
             if record.get("kind") == "step":
                 if record.get("step") != len(game.steps):
                     raise GameFileError(f"{path}: step {record.get('step')} is out of order")
                 game.steps.append([(bytes(p), bytes(s)) for p, s in record["frames"]])
+            elif record.get("kind") == "own":
+                payload, signature = record["frame"]
+                game.own[record["step"]] = (bytes(payload), bytes(signature))
             elif record.get("kind") in ("end", "stopped"):
                 game.end = record
         return game
 
+    def writer(self) -> GameFileWriter:
+        """To append to this file again: anything after its last whole record (torn by a
+        crash) is cut first, so that what is appended can be read back."""
+        os.truncate(self.path, self.whole)
+        return GameFileWriter(self.path)
 
-def _records(data: bytes) -> Iterator[dict[str, Any]]:
+
+def _records(data: bytes) -> Iterator[tuple[dict[str, Any], int]]:
+    """Each whole record, with the offset just after it."""
     offset = 0
     while offset + _PREFIX.size <= len(data):
         (length,) = _PREFIX.unpack_from(data, offset)
@@ -137,7 +164,7 @@ def _records(data: bytes) -> Iterator[dict[str, Any]]:
             return
         if not isinstance(record, dict):
             return
-        yield record
+        yield record, end
         offset = end
 
 

@@ -86,3 +86,17 @@ def _load(path: Path) -> Identity:
         return Identity.from_pem(path.read_bytes())
     except IdentityError as error:
         raise IdentityError(f"the key file {path} is unusable: {error}") from None
+
+
+def find_identity(public_key: bytes, directory: Path | None = None) -> Identity | None:
+    """The user's identity whose public key this is, among all its profiles (a game file
+    names the key its seat played with, not the profile)."""
+    folder = directory or identity_dir()
+    for path in sorted(folder.glob("*.key")):
+        try:
+            identity = _load(path)
+        except (IdentityError, OSError):
+            continue
+        if identity.public_key == public_key:
+            return identity
+    return None

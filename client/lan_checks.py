@@ -117,8 +117,8 @@ def is_wildcard(host: str) -> bool:
 
 def _fix_listen(listen_host: str) -> str:
     return (
-        f"listen on all interfaces (0.0.0.0) or on this machine's LAN address instead of "
-        f"{listen_host}"
+        f"{listen_host} is a loopback address; listen on all interfaces (0.0.0.0) or on this "
+        "machine's LAN address instead, e.g. --listen tcp:4000 (or leave --listen out)"
     )
 
 

@@ -23,6 +23,8 @@ from twisted.internet.protocol import Factory, Protocol, connectionDone
 from twisted.logger import Logger
 from twisted.python.failure import Failure
 
+from client.faults import FrameFaults
+from client.lan_checks import explain_peer_link_failure
 from protocol.identity import Identity, SignatureError, SignedEnvelope, verify
 from protocol.messages import PROTOCOL_VERSION, FrameDecoder, GameStart, Message, MessageError
 from protocol.messages import encode as encode_message
@@ -296,6 +298,7 @@ class Mesh:
         handler: MeshHandler,
         listener: PeerListener,
         redial_delays: Sequence[float] = REDIAL_DELAYS,
+        faults: FrameFaults | None = None,
     ) -> None:
         self.reactor = reactor
         self.identity = identity
@@ -304,7 +307,10 @@ class Mesh:
         self.handler = handler
         self.listener = listener
         self.redial_delays = redial_delays
+        self.faults = faults  # tests only: what may befall each outgoing frame
         self.links: dict[int, PeerLink] = {}
+        self.sent_frames = 0  # what this seat put on its links, relays included
+        self.sent_bytes = 0
         self._attempts: dict[int, int] = {}
         self._redials: dict[int, Any] = {}
         self.closed = False
@@ -323,20 +329,37 @@ class Mesh:
         link = self.links.get(seat)
         if link is None:
             return False
-        link.send(message)
+        self._send(link, make_frame(encode_message(message), PEER_MAX_FRAME))
         return True
 
     def broadcast(self, message: Message, skip: Sequence[int] = ()) -> None:
         framed = make_frame(encode_message(message), PEER_MAX_FRAME)
         for seat, link in self.links.items():
             if seat not in skip:
-                link.send_frame(framed)
+                self._send(link, framed)
+
+    def _send(self, link: PeerLink, framed: bytes) -> None:
+        self.sent_frames += 1
+        self.sent_bytes += len(framed)
+        if self.faults is None:
+            link.send_frame(framed)
+        else:
+            self.faults.send(self.reactor, link.send_frame, framed)
+
+    def drop(self, seat: int, reason: str) -> None:
+        """Close a link that has gone quiet; its loss is reported, and it is dialled again."""
+        link = self.links.get(seat)
+        if link is not None:
+            link.failure = reason
+            link.transport.abortConnection()
 
     def close(self, grace: float = CLOSE_GRACE) -> Deferred[None]:
         """Close every link after it has sent what it holds; a link that cannot finish within
         `grace` seconds (a peer that stopped reading) is cut. Fires when all are closed."""
         self.closed = True
         self.listener.unregister(self)
+        if self.faults is not None:
+            self.faults.cancel()
         for timer in self._redials.values():
             if timer.active():
                 timer.cancel()
@@ -371,10 +394,8 @@ class Mesh:
         if self.closed:
             return
         peer = self.roster.seats[seat]
-        self.handler.link_down(
-            seat,
-            f"cannot reach {peer.name} at {peer.host}:{peer.port} ({failure.getErrorMessage()})",
-        )
+        problem = explain_peer_link_failure(peer.name, peer.host, peer.port, failure.value)
+        self.handler.link_down(seat, str(problem))
         self._schedule_redial(seat)
 
     def _schedule_redial(self, seat: int) -> None:

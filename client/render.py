@@ -522,7 +522,8 @@ def _action_sentence(view: PlayerView, seat: int | None, action: Action, after: 
         return ""
     if isinstance(action, Plant | PlantPending):
         card = action.card
-        field_now = field_words(after.players[seat].fields[action.field])
+        # The field as planted (`after` may already be the end, with every field sold).
+        field_now = field_words((*before.players[seat].fields[action.field], card))
         return f"{who} planted {bean_of(card)} in field {action.field + 1} ({field_now})."
     if isinstance(action, EndPlanting):
         return f"{who} stopped planting."

@@ -12,13 +12,22 @@ from concurrent.futures import Executor, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
+from twisted.internet.error import CannotListenError
+
 from client.game import Outcome, PeerGame, Player
 from client.gamefile import GameFileWriter, game_path
 from client.identity_store import load_or_create
-from client.lobby_client import LobbyClient
+from client.lan_checks import (
+    LanProblem,
+    check_listen_address,
+    check_roster,
+    explain_bind_error,
+    explain_lobby_error,
+)
+from client.lobby_client import LobbyClient, LobbyError
 from client.mesh import PeerListener
 from protocol.identity import Identity
-from protocol.messages import GameStart, RoomOptions
+from protocol.messages import GameStart, MessageError, RoomOptions
 
 DECK_WORKERS = 2  # shuffles and proofs use both cores (libsodium releases the GIL)
 
@@ -35,6 +44,22 @@ class Seat:
     step_deadline: float = 60.0
 
 
+async def open_peer_port(reactor: Any, description: str) -> PeerListener:
+    """Listen for peers (`tcp:0` picks a free port); a port that cannot be had is explained."""
+    listener = PeerListener(reactor)
+    try:
+        await listener.listen(description)
+    except CannotListenError as error:
+        raise explain_bind_error(error, error.interface or "0.0.0.0", error.port) from None
+    return listener
+
+
+def peer_host(listener: PeerListener) -> str:
+    assert listener.port is not None
+    host: str = listener.port.getHost().host
+    return host
+
+
 async def match(
     reactor: Any,
     seat: Seat,
@@ -43,17 +68,40 @@ async def match(
     identity: Identity,
     listener: PeerListener,
 ) -> GameStart:
-    """Quick-match into a room of `seats` and wait for the roster."""
-    peer_port = listener.port.getHost().port if listener.port is not None else 0
-    lobby = LobbyClient(reactor, identity)
+    """Quick-match into a room of `seats` and wait for the roster; LanProblem, with the fix,
+    when this client could not play with the others on this network."""
+    problem = check_listen_address(peer_host(listener), seat.lobby_host)
+    if problem is not None:
+        raise problem
+    lobby = await connect_lobby(reactor, identity, seat.lobby_host, seat.lobby_port)
     try:
-        await lobby.connect(seat.lobby_host, seat.lobby_port)
-        await lobby.hello(seat.name, peer_port)
+        assert listener.port is not None
+        await lobby.hello(seat.name, listener.port.getHost().port)
         await lobby.quick_match(seats, options)
         roster: GameStart = await lobby.next_game()
     finally:
         await lobby.close()
+    check_reachable(roster, seat.name, peer_host(listener))
     return roster
+
+
+async def connect_lobby(reactor: Any, identity: Identity, host: str, port: int) -> LobbyClient:
+    lobby = LobbyClient(reactor, identity)
+    try:
+        await lobby.connect(host, port)
+    except (LobbyError, MessageError):
+        raise
+    except Exception as error:  # refused, timed out, unreachable, unknown name: explained
+        raise explain_lobby_error(error, host, port) from None
+    return lobby
+
+
+def check_reachable(roster: GameStart, name: str, listen_host: str) -> None:
+    """Fail before the game starts if some seat cannot be reached by the others (a loopback
+    listener or address on a LAN, two seats at one address): every client says the same."""
+    problems = check_roster(roster.seats, name, listen_host)
+    if problems:
+        raise LanProblem(" Also: ".join(str(problem) for problem in problems))
 
 
 def start_game(
@@ -71,7 +119,8 @@ def start_game(
     keys = [member.public_key for member in roster.seats]
     index = keys.index(identity.public_key)
     seed = secrets.token_bytes(32)
-    gamefile = GameFileWriter.create(game_path(roster.game_id, index), roster, index, seed)
+    path = game_path(roster.game_id, index)
+    gamefile = GameFileWriter.create(path, roster, index, seed, peer_host(listener))
     game = make_game(
         reactor,
         identity,
@@ -117,8 +166,7 @@ async def join_and_play(
     make_game: type[PeerGame] = PeerGame,
 ) -> tuple[PeerGame, Outcome]:
     identity = load_or_create(seat.profile)
-    listener = PeerListener(reactor)
-    await listener.listen(seat.listen)
+    listener = await open_peer_port(reactor, seat.listen)
     try:
         roster = await match(reactor, seat, seats, options, identity, listener)
         return await play_game(reactor, seat, identity, listener, roster, player, make_game)

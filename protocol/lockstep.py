@@ -153,6 +153,7 @@ class Lockstep:
         self.chain = _genesis(config)
         self.rules: State | None = None
         self.final: Final | None = None
+        self.seeds: dict[int, bytes | None] = {}  # revealed at the end, for anyone's audit
         self.transcript: list[tuple[int, DeckMessage]] = []
         self._known: dict[Slot, Card] = {}  # this seat's hand cards, as only it knows them
         self._keyed: list[set[tuple[int, int]]] = [set() for _ in range(config.players)]
@@ -506,6 +507,7 @@ class Lockstep:
             seat: next((m.seed for m in messages if isinstance(m, SeedReveal)), None)
             for seat, messages in deck.items()
         }
+        self.seeds = seeds
         self.final = Final(self.rules.result, agreed, self._audit(seeds))
         report.final = self.final
 

@@ -81,18 +81,13 @@ class PeerChat(Message):
 
 @dataclasses.dataclass(frozen=True)
 class Heartbeat(Message):
-    """Sent on an idle link so both sides know it is alive; carries the sender's step."""
+    """Says a link is alive and where its sender is: the step it plays and, as a bit mask by
+    seat, whose messages for that step it holds. The other side answers with the signed step
+    messages the sender lacks (a peer that rejoined, fell behind, or lost a frame)."""
 
     TYPE: ClassVar[str] = "heartbeat"
     step: StepNumber
-
-
-@dataclasses.dataclass(frozen=True)
-class Fetch(Message):
-    """Ask a peer for the step messages it holds from `step` on (a peer that fell behind)."""
-
-    TYPE: ClassVar[str] = "fetch"
-    step: StepNumber
+    have: Annotated[int, Int(0, 2**MAX_PLAYERS - 1)]
 
 
 class WireMap(Spec):
@@ -142,7 +137,7 @@ class StepBody(Record):
 
 
 HANDSHAKE = Codec([PeerHello, PeerAuth])
-PEER_LINK = Codec([StepFrame, PeerChat, Heartbeat, Fetch])
+PEER_LINK = Codec([StepFrame, PeerChat, Heartbeat])
 
 
 def auth_payload(game: bytes, signer: int, receiver: int, receiver_nonce: bytes) -> bytes:

@@ -135,12 +135,19 @@ class CheatingGame(PeerGame):
 
     def _withheld(self, step: int, payload: bytes, body: StepBody) -> bool:
         """Stays connected, keeps its message for a step the others have started (or owe
-        something in), and never sends it."""
+        something in), and never sends it, not even when asked."""
         started = len(self.inbox.get(step, {})) > 0 or self.lockstep.urgent()
         if not self._dealt or not started:
             return False
         self.inbox[step][self.seat] = (payload, self.identity.sign(STEP_DOMAIN, payload).signature)
+        self._withheld_step = step
         return True
+
+    def _frames_held(self, step: int) -> dict[int, tuple[bytes, bytes]]:
+        held = super()._frames_held(step)
+        if step == getattr(self, "_withheld_step", None):
+            held.pop(self.seat, None)
+        return held
 
 
 def main() -> None:

@@ -15,6 +15,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from client.gamefile import GameFile, GameFileError
+
 BIN = Path(sys.executable).parent
 LOCAL = "127.0.0.1"
 
@@ -94,3 +96,27 @@ def results(processes: Sequence[subprocess.Popen[bytes]], timeout: float,
                 process.kill()
                 process.wait(10)
     return found
+
+
+def game_files(env: dict[str, str]) -> dict[str, Path]:
+    """Each seat's game file by player name (once the game has started)."""
+    folder = Path(env["XDG_DATA_HOME"], "bohnanza-p2p", "games")
+    found = {}
+    for path in folder.glob("*.game"):
+        try:
+            saved = GameFile.read(path)
+        except GameFileError:  # created this instant, its header not written yet
+            continue
+        found[saved.roster.seats[saved.seat].name] = path
+    return found
+
+
+def wait_for(condition, seconds: float, what: str):
+    """Poll a file-system condition (there is no event to wait on) with a deadline."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        value = condition()
+        if value:
+            return value
+        time.sleep(0.02)
+    raise AssertionError(f"timed out waiting for {what}")
