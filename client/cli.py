@@ -25,10 +25,15 @@ STRATEGIES = ("greedy", "random")
 
 
 def _options(args: argparse.Namespace) -> RoomOptions:
-    return RoomOptions(singleton_rule=args.singleton_rule, proof_rounds=args.proof_rounds)
+    return RoomOptions(
+        singleton_rule=args.singleton_rule,
+        proof_rounds=args.proof_rounds,
+        turn_seconds=args.turn_seconds,
+    )
 
 
 def _game_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options of a room this command creates or joins."""
     parser.add_argument(
         "--proof-rounds",
         type=int,
@@ -43,11 +48,30 @@ def _game_arguments(parser: argparse.ArgumentParser) -> None:
         help="when a single bean may be harvested (default: %(default)s)",
     )
     parser.add_argument(
+        "--turn-seconds",
+        type=int,
+        default=0,
+        metavar="S",
+        help="a turn clock: default moves for a player whose time runs out (0: none)",
+    )
+    _link_arguments(parser)
+
+
+def _link_arguments(parser: argparse.ArgumentParser) -> None:
+    """How long this client waits for others."""
+    parser.add_argument(
         "--step-deadline",
         type=float,
         default=60.0,
         metavar="SECONDS",
-        help="how long a connected peer may withhold a step message",
+        help="how long a connected peer may withhold a step message (default 60)",
+    )
+    parser.add_argument(
+        "--abandon-after",
+        type=float,
+        default=300.0,
+        metavar="SECONDS",
+        help="how long a player may be gone before the others end the game (default 300)",
     )
 
 
@@ -76,13 +100,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="where to listen for the other players (default tcp:0)",
     )
     connect.add_argument("--no-color", action="store_true", help="no colours (or set NO_COLOR)")
-    connect.add_argument(
-        "--step-deadline",
-        type=float,
-        default=60.0,
-        metavar="SECONDS",
-        help="how long a connected peer may withhold a step message",
-    )
+    _link_arguments(connect)
 
     play = commands.add_parser("play", help="a whole game on this machine against bots")
     play.add_argument("--bots", type=int, default=3, metavar="N", help="bots at the table (2-7)")
@@ -111,9 +129,8 @@ def build_parser() -> argparse.ArgumentParser:
     resume.add_argument(
         "--bot", choices=STRATEGIES, default=None, help="let a bot play the seat instead of you"
     )
-    resume.add_argument("--listen", default="tcp:0", metavar="ENDPOINT")
     resume.add_argument("--json", action="store_true", help="end with one JSON line (with --bot)")
-    resume.add_argument("--step-deadline", type=float, default=60.0, metavar="SECONDS")
+    _link_arguments(resume)
     for name, text in (
         ("audit", "check a finished game from its file"),
         ("replay", "show a game turn by turn"),
@@ -170,7 +187,9 @@ async def run_bot(reactor: Any, args: argparse.Namespace, make_game: Any = None)
 
     host, port = parse_lobby_address(args.lobby)
     name = args.name or f"bot-{secrets.token_hex(2)}"
-    seat = Seat(name, args.profile or name, host, port, args.listen, args.step_deadline)
+    seat = Seat(
+        name, args.profile or name, host, port, args.listen, args.step_deadline, args.abandon_after
+    )
     strategy = GreedyBot() if args.strategy == "greedy" else RandomBot()
     player = BotPlayer(reactor, strategy)
     game, outcome = await join_and_play(
@@ -199,10 +218,11 @@ def summarize(game: Any, outcome: Any) -> dict[str, Any]:
         "scores": list(final.result.scores) if final else None,
         "winners": list(final.result.winners) if final else None,
         "agreed": final.agreed if final else False,
-        "audit": list(final.audit_findings) if final else None,
+        "audit": list(final.audit_findings if final else outcome.audit_findings),
         "cheat": None
         if cheat is None
         else {"seat": cheat.seat, "step": cheat.step, "reason": cheat.reason},
+        "gone": list(outcome.gone),
         "ok": bool(final and final.agreed and final.audit_passed),
         "game_s": round(game.ended_at - game.started_at, 3),
         "frames_sent": game.mesh.sent_frames,
@@ -218,6 +238,10 @@ def describe(summary: dict[str, Any]) -> str:
         cheat = summary["cheat"]
         blamed = "the deal" if cheat["seat"] is None else summary["names"][cheat["seat"]]
         return f"{who}: the game stopped at step {cheat['step']}: {blamed} {cheat['reason']}"
+    if summary["gone"]:
+        gone = " and ".join(summary["names"][seat] for seat in summary["gone"])
+        audit = "passed" if not summary["audit"] else "; ".join(summary["audit"])
+        return f"{who}: the game ended without {gone}, gone for good; audit: {audit}"
     if summary["scores"] is None:
         return f"{who}: the game ended without a result"
     scores = ", ".join(f"{n} {s}" for n, s in zip(summary["names"], summary["scores"], strict=True))

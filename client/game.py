@@ -29,11 +29,20 @@ from twisted.python.failure import Failure
 from client.faults import FrameFaults
 from client.gamefile import Frame, GameFile, GameFileWriter
 from client.mesh import Mesh, MeshHandler, PeerListener
+from client.turn_clock import blocking_duty, default_actions
 from protocol.cards import Card
 from protocol.identity import Identity, SignatureError, SignedEnvelope, verify
 from protocol.lockstep import Cheat, Final, GameConfig, Lockstep, StepReport
 from protocol.messages import GameStart, Message, MessageError
-from protocol.peer_messages import STEP_DOMAIN, Heartbeat, PeerChat, StepBody, StepFrame
+from protocol.peer_messages import (
+    STEP_DOMAIN,
+    EndSeed,
+    EndVote,
+    Heartbeat,
+    PeerChat,
+    StepBody,
+    StepFrame,
+)
 from protocol.rules import Action, Phase, RuleError, Slot, State
 from protocol.steps import ForbiddenAction, check_own_actions
 
@@ -44,6 +53,7 @@ HEARTBEAT_WAITING = 1.0  # seconds between heartbeats while a step waits for mes
 HEARTBEAT_IDLE = 5.0  # ... and otherwise
 LINK_SILENCE = 15.0  # a link that says nothing this long is dead (TCP may not notice)
 AHEAD_WINDOW = 64  # later steps whose messages are kept until their turn (a resumed seat)
+ABANDON_AFTER = 300.0  # seconds a seat may be away before the others vote to end without it
 
 
 @dataclass(frozen=True)
@@ -72,11 +82,14 @@ class StepTiming:
 
 @dataclass(frozen=True)
 class Outcome:
-    """How a game ended for this seat: played to the end, or stopped by a cheat."""
+    """How a game ended for this seat: played to the end, stopped by a cheat, or ended by a
+    vote without seats gone for good (`gone`, with the audit of what was played)."""
 
     final: Final | None = None
     cheat: Cheat | None = None
     evidence: tuple[Frame, ...] = ()
+    gone: tuple[int, ...] = ()
+    audit_findings: tuple[str, ...] = ()
 
 
 class Player:
@@ -107,6 +120,7 @@ class PeerGame(MeshHandler):
         step_deadline: float = STEP_DEADLINE,
         heartbeat: float = HEARTBEAT_WAITING,
         faults: FrameFaults | None = None,
+        abandon_after: float = ABANDON_AFTER,
     ) -> None:
         self.reactor = reactor
         self.identity = identity
@@ -120,6 +134,14 @@ class PeerGame(MeshHandler):
         self.player = player
         self.step_deadline = step_deadline
         self.heartbeat = heartbeat
+        self.abandon_after = abandon_after
+        self.turn_seconds = roster.options.turn_seconds
+        self.turn_deadline: float | None = None  # when this seat's turn clock runs out
+        self._duty: str | None = None
+        self._turn_timer: Any = None
+        self._away_since: dict[int, float] = {}
+        self._votes: dict[int, tuple[int, int]] = {}  # seat: (step, gone mask)
+        self._end_seeds: dict[int, bytes] = {}
         self.step = 0  # the step being played; the lockstep's own counter moves in a worker thread
         self.inbox: dict[int, dict[int, Frame]] = {}
         self.history: dict[int, list[Frame]] = {}
@@ -146,6 +168,7 @@ class PeerGame(MeshHandler):
         self.started_at = self.reactor.seconds()
         self.mesh.start()
         self._ticker.start(self.heartbeat, now=False)
+        self._arm_turn_clock()
         self._pump()
 
     def restore(self, saved: GameFile) -> None:
@@ -191,10 +214,12 @@ class PeerGame(MeshHandler):
     def link_up(self, seat: int) -> None:
         """A peer (re)joined: tell it where we are, so that each sends what the other lacks."""
         self._heard[seat] = self.reactor.seconds()
+        self._away_since.pop(seat, None)
         self._refresh()
         self.mesh.send(seat, self._heartbeat())
 
     def link_down(self, seat: int, reason: str) -> None:
+        self._away_since.setdefault(seat, self.reactor.seconds())
         self._refresh()
         if self.outcome is None:
             self.player.notice(self, f"lost the link to {self.names[seat]}: {reason}")
@@ -208,6 +233,12 @@ class PeerGame(MeshHandler):
             self._step_frame(seat, message)
         elif isinstance(message, Heartbeat):
             self._catch_up(seat, message)
+        elif isinstance(message, EndVote):
+            self._votes[seat] = (message.step, message.gone)
+            self._count_votes()
+        elif isinstance(message, EndSeed):
+            self._end_seeds[seat] = message.seed
+            self._count_votes()
         elif isinstance(message, PeerChat):
             self.player.chat(self, seat, message.text)
 
@@ -245,6 +276,81 @@ class PeerGame(MeshHandler):
         if waiting or now - self._last_beat >= HEARTBEAT_IDLE:
             self._last_beat = now
             self.mesh.broadcast(self._heartbeat())
+        self._vote_if_someone_is_gone(now)
+
+    # --- a player gone for good: the others vote to end the game -------------------------------
+
+    def _vote_if_someone_is_gone(self, now: float) -> None:
+        """Seats away longer than `abandon_after` are gone for good: vote to end without them
+        (again, on each tick, so that seats that come back in between hear the vote)."""
+        gone = [
+            seat
+            for seat, since in self._away_since.items()
+            if seat not in self.mesh.connected and now - since >= self.abandon_after
+        ]
+        if not gone or self.abandon_after <= 0:
+            return
+        vote = EndVote(self.step, sum(1 << seat for seat in gone))
+        if self._votes.get(self.seat) != (vote.step, vote.gone):
+            names = ", ".join(self.names[seat] for seat in gone)
+            self.player.notice(self, f"{names} gone for good: asking the others to end the game")
+        self._votes[self.seat] = (vote.step, vote.gone)
+        self.mesh.broadcast(vote)
+        self._count_votes()
+
+    def _count_votes(self) -> None:
+        """Unanimity among the seats still here: reveal the seed; all seeds in: the end."""
+        mine = self._votes.get(self.seat)
+        if mine is None or self.outcome is not None:
+            return
+        step, gone = mine
+        present = [seat for seat in range(self.players) if not gone & (1 << seat)]
+        if any(self._votes.get(seat) != mine for seat in present):
+            return
+        if self.seat not in self._end_seeds:
+            self._end_seeds[self.seat] = self.lockstep.deck.reveal_seed().seed
+            self.mesh.broadcast(EndSeed(self._end_seeds[self.seat]))
+        if all(seat in self._end_seeds for seat in present):
+            seeds = {seat: self._end_seeds.get(seat) for seat in range(self.players)}
+            findings = self.lockstep.audit_unfinished(seeds)
+            missing = tuple(seat for seat in range(self.players) if gone & (1 << seat))
+            record = {
+                "kind": "abandoned",
+                "gone": list(missing),
+                "step": step,
+                "audit": list(findings),
+            }
+            self._end(Outcome(gone=missing, audit_findings=findings), record)
+
+    # --- the turn clock ------------------------------------------------------------------------
+
+    def _arm_turn_clock(self) -> None:
+        """With a turn clock, a duty that holds up the game (planting, trading, planting
+        traded cards) gets `turn_seconds`; a new duty starts a new clock."""
+        rules = self.view.rules
+        if self.turn_seconds <= 0 or rules is None or self.outcome is not None:
+            return
+        duty = blocking_duty(rules, self.seat)
+        if duty == self._duty:
+            return
+        self._duty = duty
+        if self._turn_timer is not None and self._turn_timer.active():
+            self._turn_timer.cancel()
+        self._turn_timer = None
+        self.turn_deadline = None
+        if duty is not None:
+            self.turn_deadline = self.reactor.seconds() + self.turn_seconds
+            self._turn_timer = self.reactor.callLater(self.turn_seconds, self._time_up, duty)
+
+    def _time_up(self, duty: str) -> None:
+        self._turn_timer = None
+        rules = self.view.rules
+        if rules is None or self.outcome is not None or blocking_duty(rules, self.seat) != duty:
+            return
+        actions = default_actions(rules, self.seat, self.view.hand)
+        if actions and not self.queued:
+            self.player.notice(self, "your time is up: the default moves are made for you")
+            self.submit(actions)
 
     def _step_frame(self, link: int, frame: StepFrame) -> None:
         if self.outcome is not None:
@@ -364,6 +470,7 @@ class PeerGame(MeshHandler):
             deck_round = self.view.dealing is not None
             self.timings.append(StepTiming(step, self.reactor.seconds() - started, deck_round))
             self._refresh()
+            self._arm_turn_clock()
             self.player.step_played(self, report)
             if self.lockstep.final is not None:
                 self._end(Outcome(final=self.lockstep.final), _end_record(self.lockstep.final))
@@ -450,6 +557,8 @@ class PeerGame(MeshHandler):
         self._cancel_deadline()
         if self._ticker.running:
             self._ticker.stop()
+        if self._turn_timer is not None and self._turn_timer.active():
+            self._turn_timer.cancel()
         self.gamefile.write(record)
         self.gamefile.sync()
         self.gamefile.close()

@@ -111,7 +111,7 @@ class GameFile:
     listen_host: str  # where this seat listened for its peers (on the roster's port)
     steps: list[list[Frame]] = field(default_factory=list)
     own: dict[int, Frame] = field(default_factory=dict)  # this seat's messages, by step
-    end: dict[str, Any] | None = None  # the last "end" or "stopped" record
+    end: dict[str, Any] | None = None  # the last "end", "stopped" or "abandoned" record
     whole: int = 0  # bytes up to the end of the last whole record
 
     @property
@@ -139,7 +139,7 @@ class GameFile:
             elif record.get("kind") == "own":
                 payload, signature = record["frame"]
                 game.own[record["step"]] = (bytes(payload), bytes(signature))
-            elif record.get("kind") in ("end", "stopped"):
+            elif record.get("kind") in ("end", "stopped", "abandoned"):
                 game.end = record
         return game
 

@@ -74,6 +74,8 @@ def bot_command(args: argparse.Namespace, port: int, seats: int, number: int) ->
         "--proof-rounds", str(args.proof_rounds),
         "--singleton-rule", args.singleton_rule,
         "--step-deadline", str(args.step_deadline),
+        "--abandon-after", str(args.abandon_after),
+        "--turn-seconds", str(args.turn_seconds),
         "--json",
     ]  # fmt: skip
 

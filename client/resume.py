@@ -27,6 +27,7 @@ async def resume_game(
     path: Path,
     player: Player,
     step_deadline: float,
+    abandon_after: float,
     on_start: Callable[[PeerGame], None] = lambda game: None,
 ) -> tuple[PeerGame, Outcome]:
     """Pick the game up where this seat left it and play it to its end."""
@@ -56,6 +57,7 @@ async def resume_game(
                 player,
                 executor=executor,
                 step_deadline=step_deadline,
+                abandon_after=abandon_after,
             )
             game.restore(saved)
             on_start(game)
@@ -75,7 +77,7 @@ async def run_resume(reactor: Any, args: argparse.Namespace) -> int:
 
         strategy = GreedyBot() if args.bot == "greedy" else RandomBot()
         game, outcome = await resume_game(
-            reactor, path, BotPlayer(reactor, strategy), args.step_deadline
+            reactor, path, BotPlayer(reactor, strategy), args.step_deadline, args.abandon_after
         )
         summary = summarize(game, outcome)
         print(describe(summary), flush=True)
@@ -88,7 +90,9 @@ async def run_resume(reactor: Any, args: argparse.Namespace) -> int:
     screen = GameScreen(Terminal(colour_wanted()))
     started: Deferred[PeerGame] = Deferred()
     playing = Deferred.fromCoroutine(
-        resume_game(reactor, path, screen.player, args.step_deadline, started.callback)
+        resume_game(
+            reactor, path, screen.player, args.step_deadline, args.abandon_after, started.callback
+        )
     )
     screen.game = await started
     await in_twisted(screen.play(screen.game))

@@ -42,6 +42,7 @@ class Seat:
     lobby_port: int
     listen: str = "tcp:0"
     step_deadline: float = 60.0
+    abandon_after: float = 300.0
 
 
 async def open_peer_port(reactor: Any, description: str) -> PeerListener:
@@ -132,6 +133,7 @@ def start_game(
         player,
         executor=executor,
         step_deadline=seat.step_deadline,
+        abandon_after=seat.abandon_after,
     )
     game.start()
     return game

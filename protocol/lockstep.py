@@ -511,12 +511,20 @@ class Lockstep:
         self.final = Final(self.rules.result, agreed, self._audit(seeds))
         report.final = self.final
 
+    def audit_unfinished(self, seeds: Mapping[int, bytes | None]) -> tuple[str, ...]:
+        """The audit of a game ended early (seats gone for good): the deck as far as it was
+        played; a seat without a seed is a finding against it."""
+        self.seeds = dict(seeds)
+        return self._audit(seeds)
+
     def _audit(self, seeds: Mapping[int, bytes | None]) -> tuple[str, ...]:
-        assert self.rules is not None
+        # Before the start player is chosen there is only the deal's deck.
+        deal = (setup_for(self.config.players).deck,)
+        epochs = self.rules.epochs if self.rules is not None else deal
         findings: list[str] = []
         try:
             # Every message of this transcript passed this seat's own live checks on receipt.
-            audit(self.config.deck, self.rules.epochs, self.transcript, seeds, checked_live=True)
+            audit(self.config.deck, epochs, self.transcript, seeds, checked_live=True)
         except AuditError as error:
             findings += [f"seat {e.blame}: {e.reason} ({e.step})" for e in error.findings]
         for seat, seed in seeds.items():

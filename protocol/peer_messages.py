@@ -136,8 +136,27 @@ class StepBody(Record):
         return cls.from_wire(data)
 
 
+@dataclasses.dataclass(frozen=True)
+class EndVote(Message):
+    """A vote to end the game without the seats in `gone` (a bit mask), which have been away
+    too long: when every seat still here votes for the same step and the same seats, the game
+    ends there, and each reveals its seed (EndSeed) so that what was played can be audited."""
+
+    TYPE: ClassVar[str] = "end_vote"
+    step: StepNumber
+    gone: Annotated[int, Int(1, 2**MAX_PLAYERS - 1)]
+
+
+@dataclasses.dataclass(frozen=True)
+class EndSeed(Message):
+    """After a unanimous end vote (never before: the seed opens this seat's cards)."""
+
+    TYPE: ClassVar[str] = "end_seed"
+    seed: Annotated[bytes, Blob(32)]
+
+
 HANDSHAKE = Codec([PeerHello, PeerAuth])
-PEER_LINK = Codec([StepFrame, PeerChat, Heartbeat])
+PEER_LINK = Codec([StepFrame, PeerChat, Heartbeat, EndVote, EndSeed])
 
 
 def auth_payload(game: bytes, signer: int, receiver: int, receiver_nonce: bytes) -> bytes:

@@ -100,3 +100,30 @@ def test_resuming_a_finished_game_or_without_the_key_is_refused_in_words(tmp_pat
     )  # fmt: skip
     assert missing.returncode != 0
     assert b"Traceback" not in missing.stderr and b"nothing.game" in missing.stderr
+
+
+@pytest.mark.slow
+def test_a_player_gone_for_good_lets_the_others_end_the_game_and_audit_it(tmp_path):
+    env = isolated_env(tmp_path)
+    options = ("--proof-rounds", "1", "--abandon-after", "2")
+    with running_lobby(env) as port:
+        bots = {
+            f"p{n}": start_bot(port, PLAYERS, f"p{n}", env, tmp_path, *options)
+            for n in range(PLAYERS)
+        }
+        files = wait_for(lambda: len(game_files(env)) == PLAYERS and game_files(env), 60,
+                         "the game to start")  # fmt: skip
+        wait_for(lambda: len(GameFile.read(files["p2"]).steps) >= 30, 120, "step 30")
+        bots["p2"].send_signal(signal.SIGKILL)  # and it never comes back
+        bots["p2"].wait(10)
+        found = results([bots[n] for n in ("p0", "p1", "p3")], timeout=120, tmp_path=tmp_path)
+    gone_seat = GameFile.read(files["p2"]).seat
+    for result in found:
+        assert result["exit"] == 1 and not result["ok"] and result["cheat"] is None, result
+        assert result["gone"] == [gone_seat]
+        # What could be revealed was audited: only the gone seat's missing seed is held
+        # against anyone.
+        assert result["audit"] and all(f.startswith(f"seat {gone_seat}:") for f in result["audit"])
+    for name in ("p0", "p1", "p3"):
+        end = GameFile.read(files[name]).end
+        assert end is not None and end["kind"] == "abandoned" and end["gone"] == [gone_seat]

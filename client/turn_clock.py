@@ -1,0 +1,74 @@
+"""The turn clock (the room option `turn_seconds`): a player who lets its time run out while
+the game waits for it gets the default moves: plant the front card (harvesting first if it fits
+nowhere), stop after one, end trading, plant the cards to plant in order.
+
+Each client runs the clock for its own seat only: only that seat holds the keys that open its
+cards, so nobody else can move for it. (A client that ignored its own clock would just be slow;
+one that vanished is handled by the end vote, client.end_vote.)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from client.bots import _best_field, _harvest_to_make_room
+from protocol.cards import Card
+from protocol.rules import (
+    Action,
+    EndPlanting,
+    EndTrading,
+    Phase,
+    Plant,
+    PlantPending,
+    RuleError,
+    Slot,
+    State,
+    apply,
+)
+
+
+def blocking_duty(state: State, seat: int) -> str | None:
+    """What the whole game waits for this seat to do now, if anything (answering an offer
+    does not block: the active player may end trading)."""
+    if state.phase is Phase.PLANT and state.active == seat:
+        return f"turn {state.turn}: plant ({state.planted} planted)"
+    if state.phase is Phase.TRADE and state.active == seat:
+        return f"turn {state.turn}: trade"
+    if state.phase is Phase.PLANT_PENDING and state.players[seat].pending:
+        return f"turn {state.turn}: plant {len(state.players[seat].pending)} traded cards"
+    return None
+
+
+def default_actions(state: State, seat: int, hand: Mapping[Slot, Card]) -> list[Action]:
+    """The moves made for a player whose time ran out, checked against the rules in order."""
+    actions: list[Action] = []
+    while blocking_duty(state, seat) is not None:
+        action = _next_default(state, seat, hand)
+        if action is None:
+            break
+        try:
+            state = apply(state, seat, action)
+        except RuleError:
+            break
+        actions.append(action)
+        if isinstance(action, EndPlanting | EndTrading):
+            break  # the game moves on to others; what follows is a new duty
+    return actions
+
+
+def _next_default(state: State, seat: int, hand: Mapping[Slot, Card]) -> Action | None:
+    player = state.players[seat]
+    if state.phase is Phase.PLANT:
+        if state.planted >= 1:
+            return EndPlanting()
+        front = player.hand[0]
+        card = front.card if front.card is not None else hand.get(front.slot)
+        if card is None:
+            return None  # its cards are not open to it yet
+        target = _best_field(player.fields, card)
+        return Plant(target, card) if target is not None else _harvest_to_make_room(state, seat)
+    if state.phase is Phase.TRADE:
+        return EndTrading()
+    card = player.pending[0]
+    target = _best_field(player.fields, card)
+    return PlantPending(card, target) if target is not None else _harvest_to_make_room(state, seat)

@@ -1,0 +1,133 @@
+"""The turn clock's default moves: plant the front card (harvesting first if it fits nowhere),
+stop after one, end trading, plant the cards to plant in order; and what blocks the game."""
+
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+import pytest_twisted
+from twisted.internet import reactor
+
+from client.bot_player import BotPlayer
+from client.bots import GreedyBot
+from client.game import PeerGame, Player
+from client.gamefile import GameFileWriter
+from client.mesh import PeerListener
+from client.turn_clock import blocking_duty, default_actions
+from protocol.identity import Identity
+from protocol.kdf import derive
+from protocol.lockstep import StepReport
+from protocol.messages import GameStart, RoomOptions, Seat
+from protocol.rules import EndPlanting, EndTrading, Harvest, Plant, PlantPending, apply
+from tests.rules_helpers import table
+from tests.waiting import Watched, within
+
+
+def test_the_front_card_is_planted_where_it_fits_and_planting_stops_after_one():
+    game = table(hands={0: "chili soy"}, fields={0: ["", "chili chili"]})
+    chili = game.hand_slot(0, 1)[1]
+    assert default_actions(game.state, 0, game.hand(0)) == [Plant(1, chili), EndPlanting()]
+
+
+def test_a_front_card_that_fits_nowhere_is_planted_after_the_cheapest_harvest():
+    game = table(hands={0: "soy chili"}, fields={0: ["chili chili chili", "red red"]})
+    soy = game.hand_slot(0, 1)[1]
+    # Both fields pay one coin now; red is one card from its next coin, chili three.
+    assert default_actions(game.state, 0, game.hand(0)) == [
+        Harvest(0),
+        Plant(0, soy),
+        EndPlanting(),
+    ]
+
+
+def test_trading_is_ended_and_kept_cards_are_planted_in_order():
+    game = table(hands={0: "chili green"}, deck="soy red blue blue blue")
+    game = game.plant_front(0).do(0, EndPlanting())
+    assert blocking_duty(game.state, 0) is not None
+    assert default_actions(game.state, 0, game.hand(0)) == [EndTrading()]
+    state = apply(game.state, 0, EndTrading())
+    soy, red = state.players[0].pending
+    # soy takes the empty field; red fits nowhere: the single chili (the cheaper loss) goes.
+    assert default_actions(state, 0, game.hand(0)) == [
+        PlantPending(soy, 1),
+        Harvest(0),
+        PlantPending(red, 0),
+    ]
+
+
+def test_only_duties_that_hold_up_the_game_count():
+    game = table(hands={0: "chili", 1: "soy"})
+    assert blocking_duty(game.state, 0) is not None
+    assert blocking_duty(game.state, 1) is None  # not its turn; it may act, nobody waits
+    assert default_actions(game.state, 1, game.hand(1)) == []
+
+
+class Idle(Player, Watched):
+    """A seat whose player never moves: only its turn clock plays for it."""
+
+    def __init__(self) -> None:
+        Watched.__init__(self)
+        self.notices: list[str] = []
+        self.turns_seen: set[int] = set()
+
+    def notice(self, game: PeerGame, text: str) -> None:
+        self.notices.append(text)
+        self.changed()
+
+    def step_played(self, game: PeerGame, report: StepReport) -> None:
+        rules = game.view.rules
+        if rules is not None and rules.active == game.seat:
+            self.turns_seen.add(rules.turn)
+        self.changed()
+
+
+@pytest.mark.slow
+@pytest_twisted.ensureDeferred
+async def test_a_player_who_lets_the_clock_run_out_gets_the_default_moves(tmp_path):
+    identities = [Identity.generate() for _ in range(3)]
+    listeners = [PeerListener(reactor) for _ in range(3)]
+    ports = [await within(listener.listen("tcp:0:interface=127.0.0.1")) for listener in listeners]
+    roster = GameStart(
+        room_id=1,
+        game_id=bytes(range(16)),
+        seats=tuple(
+            Seat(f"p{i}", identities[i].public_key, "127.0.0.1", ports[i]) for i in range(3)
+        ),
+        options=RoomOptions(proof_rounds=1, turn_seconds=1),
+    )
+    idle = Idle()
+    players = [idle, BotPlayer(reactor, GreedyBot()), BotPlayer(reactor, GreedyBot())]
+    seeds = [derive(b"turn clock test!", seat) for seat in range(3)]
+    with ThreadPoolExecutor(2) as executor:
+        games = [
+            PeerGame(
+                reactor,
+                identities[s],
+                roster,
+                s,
+                seeds[s],
+                listeners[s],
+                GameFileWriter.create(tmp_path / f"{s}.game", roster, s, seeds[s], "127.0.0.1"),
+                players[s],
+                executor=executor,
+            )
+            for s in range(3)
+        ]
+        for game in games:
+            game.start()
+        try:
+            # Two whole turns of the idle seat pass: its clock planted, ended trading and
+            # planted its kept cards, and the game went on to the others each time.
+            await idle.when(
+                lambda p: len(p.turns_seen) >= 2 and games[1].view.rules.turn > max(p.turns_seen),
+                seconds=120,
+            )
+        finally:
+            for game in games:
+                game.stop("the test is over")
+            for game in games:
+                await within(game.done)
+            for listener in listeners:
+                await within(listener.stop())
+    assert sum("your time is up" in text for text in idle.notices) >= 4
