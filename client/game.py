@@ -31,7 +31,7 @@ from client.gamefile import Frame, GameFile, GameFileWriter
 from client.mesh import Mesh, MeshHandler, PeerListener
 from client.turn_clock import blocking_duty, default_actions
 from protocol.cards import Card
-from protocol.identity import Identity, SignatureError, SignedEnvelope, verify
+from protocol.identity import Identity, SignatureError, SignedEnvelope, Verifier
 from protocol.lockstep import Cheat, Final, GameConfig, Lockstep, StepReport
 from protocol.messages import GameStart, Message, MessageError
 from protocol.peer_messages import (
@@ -129,6 +129,7 @@ class PeerGame(MeshHandler):
         self.players = len(roster.seats)
         self.names = tuple(s.name for s in roster.seats)
         self.lockstep = Lockstep(GameConfig.from_roster(roster), seat, seed, executor)
+        self._verifiers = [Verifier(member.public_key) for member in roster.seats]
         self.mesh = Mesh(reactor, identity, roster, seat, self, listener, faults=faults)
         self.gamefile = gamefile
         self.player = player
@@ -151,6 +152,8 @@ class PeerGame(MeshHandler):
         self._accepted: dict[bytes, bytes] = {}  # hash of each step payload taken in: signature
         self._own_frames: dict[int, Frame] = {}  # signed before a crash, to be sent again
         self._heard: dict[int, float] = {}  # when each peer last said anything
+        self._peer_steps: dict[int, int] = {}  # the step each peer last said it was at
+        self._lingering: Any = None  # after the end, until every peer has the last step
         self._last_beat = 0.0
         self._ticker = LoopingCall(self._tick)
         self._ticker.clock = reactor
@@ -232,7 +235,10 @@ class PeerGame(MeshHandler):
         if isinstance(message, StepFrame):
             self._step_frame(seat, message)
         elif isinstance(message, Heartbeat):
+            self._peer_steps[seat] = max(message.step, self._peer_steps.get(seat, 0))
             self._catch_up(seat, message)
+            if self._lingering is not None:
+                self._leave_once_all_have_ended()
         elif isinstance(message, EndVote):
             self._votes[seat] = (message.step, message.gone)
             self._count_votes()
@@ -394,8 +400,7 @@ class PeerGame(MeshHandler):
         body = StepBody.decode(frame[0])
         if body.seat >= self.players:
             raise MessageError(f"there is no seat {body.seat} in this game")
-        key = self.roster.seats[body.seat].public_key
-        verify(key, SignedEnvelope(STEP_DOMAIN, frame[0], frame[1]), STEP_DOMAIN)
+        self._verifiers[body.seat].verify(SignedEnvelope(STEP_DOMAIN, *frame), STEP_DOMAIN)
         return body
 
     def _frame_of(self, step: int, seat: int) -> Frame | None:
@@ -562,12 +567,33 @@ class PeerGame(MeshHandler):
         self.gamefile.write(record)
         self.gamefile.sync()
         self.gamefile.close()
-        closing = self.mesh.close()
         self._refresh()
         self.player.finished(self, outcome)
-        # `done` fires once every link has sent what it holds (a relayed proof of a cheat may
-        # be the last thing the others need) and closed.
-        closing.addBoth(lambda _: self.done.callback(outcome))
+        if outcome.final is None:
+            self._leave()
+            return
+        # A peer behind (back from a crash, or its link down as the last step went round)
+        # can only get the last steps from us: stay, answering heartbeats, until every peer
+        # says it has ended too, or a step deadline has passed.
+        self.mesh.broadcast(self._heartbeat())
+        self._lingering = self.reactor.callLater(self.step_deadline, self._leave)
+        self._leave_once_all_have_ended()
+
+    def _leave_once_all_have_ended(self) -> None:
+        others = [seat for seat in range(self.players) if seat != self.seat]
+        if all(self._peer_steps.get(seat, 0) >= self.step for seat in others):
+            self._leave()
+
+    def _leave(self) -> None:
+        """Close the mesh; `done` fires once every link has sent what it holds (a relayed
+        proof of a cheat may be the last thing the others need) and closed."""
+        if self.mesh.closed:
+            return
+        if self._lingering is not None and self._lingering.active():
+            self._lingering.cancel()
+        outcome = self.outcome
+        assert outcome is not None
+        self.mesh.close().addBoth(lambda _: self.done.callback(outcome))
 
     def _refresh(self) -> None:
         self.view = self._snapshot()

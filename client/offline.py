@@ -20,7 +20,7 @@ from client.player_view import PlayerView
 from client.render import colour_wanted, render_event, render_table, show
 from protocol.deck import audit
 from protocol.deck_errors import AuditError
-from protocol.identity import SignatureError, SignedEnvelope, verify
+from protocol.identity import SignatureError, SignedEnvelope, Verifier
 from protocol.lockstep import Cheat, GameConfig, Lockstep, StepReport
 from protocol.messages import MessageError
 from protocol.peer_messages import STEP_DOMAIN, StepBody
@@ -33,13 +33,14 @@ def replay(
     """Every recorded step, signatures checked, through a fresh lockstep; raises Cheat or
     SignatureError at the first step that does not hold."""
     lockstep = Lockstep(GameConfig.from_roster(saved.roster), saved.seat, saved.seed)
-    keys = [seat.public_key for seat in saved.roster.seats]
+    verifiers = [Verifier(seat.public_key) for seat in saved.roster.seats]
     for step, frames in enumerate(saved.steps):
         for seat, (payload, signature) in enumerate(frames):
             try:
                 if StepBody.decode(payload).seat != seat:
                     raise SignatureError(f"message {seat} is not seat {seat}'s")
-                verify(keys[seat], SignedEnvelope(STEP_DOMAIN, payload, signature), STEP_DOMAIN)
+                envelope = SignedEnvelope(STEP_DOMAIN, payload, signature)
+                verifiers[seat].verify(envelope, STEP_DOMAIN)
             except (MessageError, SignatureError) as problem:
                 raise SignatureError(f"step {step}, seat {seat}: {problem}") from None
         report = lockstep.play({seat: frame[0] for seat, frame in enumerate(frames)})

@@ -116,27 +116,39 @@ class Identity:
         return f"Identity({self.fingerprint})"
 
 
-def verify(public_key: bytes, envelope: SignedEnvelope, domain: str) -> bytes:
-    """The envelope's payload if `public_key` signed it for `domain`; SignatureError otherwise.
+class Verifier:
+    """One public key, checked once, for verifying many envelopes (a peer's every step)."""
 
-    The caller names the domain it expects: an envelope signed for any other purpose is refused.
-    """
-    if envelope.domain != domain:
-        raise SignatureError(
-            f"the envelope was signed for {envelope.domain[:60]!r}, not for {domain!r}"
-        )
-    if len(envelope.signature) != SIGNATURE_BYTES:
-        raise SignatureError(
-            f"a signature is {SIGNATURE_BYTES} bytes, not {len(envelope.signature)}"
-        )
-    check_public_key(public_key)
-    try:
-        key = Ed25519PublicKey.from_public_bytes(public_key)
-        key.verify(envelope.signature, signed_bytes(domain, envelope.payload))
-    except InvalidSignature:
-        raise SignatureError(
-            f"the signature for {domain!r} does not match key {fingerprint(public_key)}"
-        ) from None
-    except ValueError as error:
-        raise SignatureError(f"unusable public key {fingerprint(public_key)}: {error}") from None
-    return envelope.payload
+    def __init__(self, public_key: bytes) -> None:
+        check_public_key(public_key)
+        try:
+            self._key = Ed25519PublicKey.from_public_bytes(public_key)
+        except ValueError as error:
+            raise SignatureError(
+                f"unusable public key {fingerprint(public_key)}: {error}"
+            ) from None
+        self.public_key = public_key
+
+    def verify(self, envelope: SignedEnvelope, domain: str) -> bytes:
+        """The envelope's payload if this key signed it for `domain`; SignatureError
+        otherwise. The caller names the domain it expects: any other purpose is refused."""
+        if envelope.domain != domain:
+            raise SignatureError(
+                f"the envelope was signed for {envelope.domain[:60]!r}, not for {domain!r}"
+            )
+        if len(envelope.signature) != SIGNATURE_BYTES:
+            raise SignatureError(
+                f"a signature is {SIGNATURE_BYTES} bytes, not {len(envelope.signature)}"
+            )
+        try:
+            self._key.verify(envelope.signature, signed_bytes(domain, envelope.payload))
+        except InvalidSignature:
+            raise SignatureError(
+                f"the signature for {domain!r} does not match key {fingerprint(self.public_key)}"
+            ) from None
+        return envelope.payload
+
+
+def verify(public_key: bytes, envelope: SignedEnvelope, domain: str) -> bytes:
+    """The envelope's payload if `public_key` signed it for `domain`; SignatureError otherwise."""
+    return Verifier(public_key).verify(envelope, domain)

@@ -37,13 +37,15 @@ def test_every_honest_client_stops_the_game_and_names_the_cheater(kind, tmp_path
              *client_arguments(port, PLAYERS, "cheater", *options)],
             env, tmp_path / "cheater.log",
         )  # fmt: skip
-        honest = [
-            start_bot(port, PLAYERS, f"honest{n}", env, tmp_path, *options)
-            for n in range(PLAYERS - 1)
-        ]
-        found = results(honest, timeout=180, tmp_path=tmp_path)
-        cheater.kill()
-        cheater.wait(10)
+        try:
+            honest = [
+                start_bot(port, PLAYERS, f"honest{n}", env, tmp_path, *options)
+                for n in range(PLAYERS - 1)
+            ]
+            found = results(honest, timeout=180, tmp_path=tmp_path)
+        finally:
+            cheater.kill()
+            cheater.wait(10)
     for result in found:
         assert result["exit"] == 1 and not result["ok"], result
         cheat = result["cheat"]

@@ -3,6 +3,7 @@ state as the same game (same keys, roster and seeds) played cleanly, over real T
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -19,7 +20,8 @@ from client.gamefile import GameFileWriter
 from client.mesh import PeerListener
 from protocol.identity import Identity
 from protocol.kdf import Stream, derive
-from protocol.messages import GameStart, RoomOptions, Seat
+from protocol.messages import GameStart, Message, RoomOptions, Seat
+from protocol.peer_messages import StepFrame
 from protocol.rules import state_hash
 from tests.waiting import within
 
@@ -27,7 +29,32 @@ PLAYERS = 3
 NEVER = 10_000.0  # bots act only after steps, so the game does not depend on timing
 
 
-async def play(tmp_path: Path, run: str, identities: list[Identity], faulty: bool):
+def deaf_from(game: PeerGame, step: int, seconds: float) -> list[int]:
+    """From `step` on, for `seconds`, the seat hears no step message: as if its links were
+    down as the last steps went round. Returns the count of messages it missed."""
+    hear = game.received
+    missed = [0]
+    until: list[float] = []
+
+    def received(seat: int, message: Message) -> None:
+        if game.step >= step and not until:
+            until.append(reactor.seconds() + seconds)
+        if isinstance(message, StepFrame) and until and reactor.seconds() < until[0]:
+            missed[0] += 1
+            return
+        hear(seat, message)
+
+    game.received = received  # type: ignore[method-assign]
+    return missed
+
+
+async def play(
+    tmp_path: Path,
+    run: str,
+    identities: list[Identity],
+    faulty: bool,
+    late: Callable[[PeerGame], object] = lambda game: None,
+):
     listeners = [PeerListener(reactor) for _ in range(PLAYERS)]
     ports = [await within(listener.listen("tcp:0:interface=127.0.0.1")) for listener in listeners]
     roster = GameStart(
@@ -58,6 +85,7 @@ async def play(tmp_path: Path, run: str, identities: list[Identity], faulty: boo
             )
             for seat in range(PLAYERS)
         ]
+        late(games[-1])
         for game in games:
             game.start()
         try:
@@ -82,3 +110,23 @@ async def test_injected_faults_change_nothing_in_the_game(tmp_path):
     for game in faulty:  # the faults really happened, on every seat's links
         counts = game.mesh.faults.counts
         assert all(counts[kind] > 0 for kind in ("dropped", "duplicated", "reordered")), counts
+
+
+@pytest.mark.slow
+@pytest_twisted.ensureDeferred
+async def test_a_seat_that_missed_the_last_steps_gets_them_from_peers_that_stay(tmp_path):
+    """The others have ended; they stay until the late seat has the last steps too."""
+    identities = [Identity.generate() for _ in range(PLAYERS)]
+    clean, _ = await play(tmp_path, "clean", identities, faulty=False)
+    last = clean[0].step - 1
+    missed: list[list[int]] = []
+    late, outcomes = await play(
+        tmp_path, "late", identities, faulty=False,
+        late=lambda game: missed.append(deaf_from(game, last, seconds=1.0)),
+    )  # fmt: skip
+    assert missed[0][0] > 0  # it really missed messages of the last steps
+    for outcome in outcomes:
+        assert outcome.final is not None and outcome.final.agreed and outcome.final.audit_passed
+    assert {state_hash(game.lockstep.rules) for game in late} == {
+        state_hash(clean[0].lockstep.rules)
+    }
