@@ -19,17 +19,9 @@ import sys
 from typing import Any
 
 from client.lobby_client import DEFAULT_LOBBY_PORT, parse_lobby_address
-from protocol.messages import SINGLETON_RULES, RoomOptions
+from protocol.messages import SINGLETON_RULES
 
 STRATEGIES = ("greedy", "random")
-
-
-def _options(args: argparse.Namespace) -> RoomOptions:
-    return RoomOptions(
-        singleton_rule=args.singleton_rule,
-        proof_rounds=args.proof_rounds,
-        turn_seconds=args.turn_seconds,
-    )
 
 
 def _game_arguments(parser: argparse.ArgumentParser) -> None:
@@ -183,7 +175,7 @@ async def run_bot(reactor: Any, args: argparse.Namespace, make_game: Any = None)
     from client.bot_player import BotPlayer
     from client.bots import GreedyBot, RandomBot
     from client.game import PeerGame
-    from client.session import Seat, join_and_play
+    from client.session import Seat, join_and_play, room_options
 
     host, port = parse_lobby_address(args.lobby)
     name = args.name or f"bot-{secrets.token_hex(2)}"
@@ -193,7 +185,7 @@ async def run_bot(reactor: Any, args: argparse.Namespace, make_game: Any = None)
     strategy = GreedyBot() if args.strategy == "greedy" else RandomBot()
     player = BotPlayer(reactor, strategy)
     game, outcome = await join_and_play(
-        reactor, seat, args.seats, _options(args), player, make_game or PeerGame
+        reactor, seat, args.seats, room_options(args), player, make_game or PeerGame
     )
     summary = summarize(game, outcome)
     print(describe(summary), flush=True)

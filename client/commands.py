@@ -451,7 +451,7 @@ def _pending_card(view: PlayerView, bean: Bean | None) -> Card:
         if len(kinds) > 1:
             raise CommandError(
                 f"say which card: you have {bean_list(map(bean_of, pending))} to plant "
-                f"(plant {kinds[0]} 1)"
+                f"({_pending_example(view)})"
             )
         bean = kinds[0]
     for card in pending:
@@ -477,7 +477,32 @@ def _plant_pending(words: list[str], view: PlayerView) -> Plan:
     return actions
 
 
+def _pending_example(view: PlayerView) -> str:
+    """A step-3 command the rules allow now (the first), to show how to name a card."""
+    for action in _legal(view):
+        if isinstance(action, PlantPending):
+            return f"plant {bean_of(action.card)} {action.field + 1}"
+    return f"plant {bean_of(view.me.pending[0])} 1"
+
+
+def _ask_pending_card(view: PlayerView, before: list[Action]) -> _Ask:
+    """`plant` with cards of several beans to plant: which card, and where."""
+    options: list[tuple[str, list[Action]]] = []
+    for action in _legal(view):
+        if isinstance(action, PlantPending):
+            field = f"field {action.field + 1} ({field_words(view.me.fields[action.field])})"
+            label = f"{bean_of(action.card)} in {field}"
+            if label not in (known for known, _ in options):  # cards of one bean are alike
+                options.append((label, [*before, action]))
+    if not options:
+        raise _refusal(view, PlantPending(view.me.pending[0], 0))
+    return _Ask("Plant which card, and where?", options, f"say which: {_pending_example(view)}")
+
+
 def _ask_pending_field(group: _PendingGroup, view: PlayerView, before: list[Action]) -> _Ask:
+    kinds = {bean_of(card) for card in view.me.pending}
+    if group.bean is None and group.count == 1 and len(kinds) > 1:
+        return _ask_pending_card(view, before)
     card = _pending_card(view, group.bean)
     bean = bean_of(card)
     available = sum(1 for c in view.me.pending if bean_of(c) is bean)

@@ -3,7 +3,7 @@
 
     rooms · create SEATS [NAME] [rule=protect|literal] [proofs=N] [clock=SECONDS] · join ROOM
     quick SEATS [OPTIONS] · ready [off] · unready · leave · who · say TEXT · connect HOST[:PORT]
-    quit · help [COMMAND]
+    rematch · quit · help [COMMAND]
 
 Everything a request carries is checked here (seats 3 to 7, option ranges through
 `RoomOptions`, name and chat lengths), so the lobby never has to refuse a typo.
@@ -76,6 +76,11 @@ class LobbyConnect:
 
 
 @dataclass(frozen=True)
+class LobbyRematch:
+    """Quick match again with the seats and options of the game just played."""
+
+
+@dataclass(frozen=True)
 class LobbyQuit:
     pass
 
@@ -95,6 +100,7 @@ LobbyRequest = (
     | LobbyWho
     | LobbySay
     | LobbyConnect
+    | LobbyRematch
     | LobbyQuit
     | LobbyHelp
 )
@@ -276,6 +282,14 @@ LOBBY_COMMANDS: tuple[Command[LobbyHandler], ...] = (
         "Connect to a lobby (port 7777 unless given).",
         ("connect 192.168.1.20", "connect lobby.local:7000"),
         _lobby_connect,
+    ),
+    Command(
+        "rematch",
+        ("again",),
+        "rematch",
+        "After a game: quick match again with the same seats and options.",
+        ("rematch",),
+        _lobby_plain(LobbyRematch()),
     ),
     Command(
         "quit",

@@ -23,6 +23,7 @@ from lobby.limits import LobbyLimits
 from lobby.service import makeService
 
 LOCAL = "127.0.0.1"
+STOP_GRACE = 10.0  # seconds a stopped bot may take to end before it is killed
 
 
 async def start_lobby(reactor: Any) -> tuple[Any, int]:
@@ -50,9 +51,24 @@ class BotProcess(ProcessProtocol):
         code = 0 if reason.check(ProcessDone) else (reason.value.exitCode or 1)
         self.ended.callback((bytes(self.out), bytes(self.err), code))
 
-    def stop(self) -> None:
-        if not self.ended.called:
-            self.transport.signalProcess("TERM")
+    def stop(self, reactor: Any, grace: float = STOP_GRACE) -> None:
+        """Ask the bot to end (SIGTERM); one still running after `grace` seconds is killed."""
+        if self.ended.called:
+            return
+        self.transport.signalProcess("TERM")
+
+        def kill() -> None:
+            if not self.ended.called:
+                self.transport.signalProcess("KILL")
+
+        timer = reactor.callLater(grace, kill)
+
+        def ended(result: object) -> object:
+            if timer.active():
+                timer.cancel()
+            return result
+
+        self.ended.addBoth(ended)
 
 
 def spawn_bot(reactor: Any, arguments: list[str]) -> BotProcess:
@@ -93,13 +109,13 @@ async def play_against_bots(reactor: Any, args: argparse.Namespace) -> int:
             outcome = await play_human_seat(reactor, args, LOCAL, port, seats)
             if outcome.final is None:  # the person left or the game stopped: end the bots too
                 for bot in bots:
-                    bot.stop()
+                    bot.stop(reactor)
                 await DeferredList([bot.ended for bot in bots], consumeErrors=True)
                 return 0 if outcome.cheat is None else 1
         results = await DeferredList([bot.ended for bot in bots], consumeErrors=True)
     finally:
         for bot in bots:
-            bot.stop()
+            bot.stop(reactor)
         await service.stopService()
     return report(results, quiet=not args.no_human)
 

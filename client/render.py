@@ -213,6 +213,14 @@ PHASE_WORDS = {
     Phase.PLANT_PENDING: "step 3, planting traded cards",
     Phase.OVER: "game over",
 }
+# The same, short enough for the toolbar's first line to fit 80 columns.
+TOOLBAR_PHASE_WORDS = {
+    Phase.PLANT: "step 1, plant",
+    Phase.REVEAL: "step 2, face-up cards",
+    Phase.TRADE: "step 2, trade",
+    Phase.PLANT_PENDING: "step 3, plant traded",
+    Phase.OVER: "game over",
+}
 
 
 def render_table(view: PlayerView, width: int = WIDTH) -> FormattedText:
@@ -438,9 +446,9 @@ def render_toolbar(view: PlayerView, width: int = WIDTH) -> FormattedText:
     end = state.setup.exhaustions_to_end
     turn = "your turn" if state.active == view.seat else f"{view.names[state.active]}'s turn"
     rest: Cell = [
-        ("", f" · {PHASE_WORDS[state.phase]} · deck {state.deck.remaining}"),
-        ("", f" · exhausted {state.exhaustions}/{end} · "),
-        ("class:coins", f"you: {_coins(len(view.me.earnings))}"),
+        ("", f" · {TOOLBAR_PHASE_WORDS[state.phase]} · deck {state.deck.remaining}"),
+        ("", f", exhausted {state.exhaustions}/{end} · "),
+        ("class:coins", _coins(len(view.me.earnings))),
     ]
     room = width - len(f"Turn {state.turn} · ") - _width(rest)
     if get_cwidth(turn) > room:
@@ -457,8 +465,8 @@ def render_toolbar(view: PlayerView, width: int = WIDTH) -> FormattedText:
 
 def _waiting_cell(view: PlayerView, room: int) -> Cell:
     """Whom the game waits for and for what ("Ann: trade, or end trading; answer offer 7:
-    you, Bob"); by name only when that does not fit in `room` columns, cut when even that
-    does not."""
+    you, Bob"); when that does not fit in `room` columns, each seat's duties together; by
+    name only when even that does not fit, cut when even that does not."""
     waiting: dict[str, list[int]] = {}
     for seat, what in waiting_for(view.state):
         waiting.setdefault(what, []).append(seat)
@@ -485,9 +493,33 @@ def _waiting_cell(view: PlayerView, room: int) -> Cell:
         )
     if _width(full) <= room:
         return full
-    everyone = list(dict.fromkeys(seat for seats in waiting.values() for seat in seats))
-    short = names(everyone)
+    by_seat = _duties_by_seat(waiting)
+    shorter: Cell = []
+    for number, (seat, duties) in enumerate(by_seat.items()):
+        shorter += [("", "; ")] if number else []
+        shorter += [*names([seat]), ("", f": {duties}")]
+    if _width(shorter) <= room:
+        return shorter
+    short = names(list(by_seat))
     return short if _width(short) <= room else [*_cut(short, max(room - 1, 1))[0], ("", "…")]
+
+
+def _duties_by_seat(waiting: dict[str, list[int]]) -> dict[int, str]:
+    """Each waited-for seat's duties in one phrase, its offers to answer merged ("trade, or
+    end trading, answer offers 20, 21")."""
+    duties: dict[int, list[str]] = {}
+    offers: dict[int, list[str]] = {}
+    prefix = "answer offer "
+    for what, seats in waiting.items():
+        for seat in seats:
+            duties.setdefault(seat, [])
+            if what.startswith(prefix):
+                offers.setdefault(seat, []).append(what.removeprefix(prefix))
+            else:
+                duties[seat].append(what)
+    for seat, ids in offers.items():
+        duties[seat].append(("answer offers " if len(ids) > 1 else prefix) + ", ".join(ids))
+    return {seat: ", ".join(phrases) for seat, phrases in duties.items()}
 
 
 # --- Events, refusals, chat, errors, questions -----------------------------------------------

@@ -14,6 +14,7 @@ import asyncio
 import getpass
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
+from textwrap import fill
 from typing import Any, TypeVar
 
 from prompt_toolkit import PromptSession
@@ -38,9 +39,10 @@ from client.completion import GameCompleter
 from client.game import Outcome, PeerGame, Player
 from client.identity_store import load_or_create
 from client.mesh import PeerListener
-from client.player_view import PlayerView
+from client.player_view import PlayerView, join_words
 from client.render import (
     STYLE,
+    WIDTH,
     colour_wanted,
     render_chat,
     render_error,
@@ -53,9 +55,10 @@ from client.render import (
     render_toolbar,
     show,
 )
-from client.session import Seat, deck_workers, match, start_game
+from client.session import Seat, deck_workers, match, open_peer_port, room_options, start_game
+from protocol.identity import Identity
 from protocol.lockstep import StepReport
-from protocol.messages import RoomOptions
+from protocol.messages import GameStart
 from protocol.rules import RuleError
 
 LOG_LINES = 40
@@ -76,7 +79,12 @@ class Terminal:
         show(text, self.colour, self.output)
 
     def say(self, text: str) -> None:
-        self.show(FormattedText([("", text)]))
+        """A sentence of plain text, wrapped between words to the screen's width."""
+        wrapped = "\n".join(
+            fill(line, WIDTH, break_long_words=False, break_on_hyphens=False)
+            for line in text.splitlines()
+        )
+        self.show(FormattedText([("", wrapped)]))
 
 
 class HumanPlayer(Player):
@@ -142,13 +150,23 @@ def describe_outcome(game: PeerGame, outcome: Outcome) -> str:
             f"The game is stopped: {who} {cheat.reason} (step {cheat.step}). The signed "
             f"messages that prove it are in {game.gamefile.path}."
         )
+    if outcome.gone:
+        who = join_words([names[seat] for seat in outcome.gone])
+        gone_seeds = tuple(f"seat {seat}:" for seat in outcome.gone)
+        held = [f for f in outcome.audit_findings if not f.startswith(gone_seeds)]
+        audit = (
+            "the audit FAILED: " + "; ".join(held)
+            if held
+            else "the audit of what was played found nothing against anyone still here"
+        )
+        return f"The game ended without {who}, gone for good, by everyone else's vote: {audit}."
     if outcome.final is None:
         return "You left the game."
     final = outcome.final
     ranking = sorted(zip(final.result.scores, names, strict=True), reverse=True)
     scores = ", ".join(f"{name} {score}" for score, name in ranking)
     winners = " and ".join(names[s] for s in final.result.winners)
-    agreed = "every player's machine agrees" if final.agreed else "the machines DISAGREE"
+    agreed = "Every player's machine agrees" if final.agreed else "The machines DISAGREE"
     audit = (
         "the audit passed"
         if final.audit_passed
@@ -193,14 +211,10 @@ class GameScreen:
         return toolbar
 
     def _refresh(self) -> None:
-        app = self.session.app
-        if app.is_running:
-            app.invalidate()
+        redraw(self.session)
 
     def _interrupt(self) -> None:
-        app = self.session.app
-        if app.is_running and not app.future.done():  # type: ignore[union-attr]
-            app.exit(result="")
+        end_prompt(self.session)
 
     async def play(self, game: PeerGame) -> Outcome:
         """The prompt until the game ends (an asyncio coroutine: run it with `in_twisted`)."""
@@ -269,6 +283,20 @@ class GameScreen:
             self.terminal.show(render_help(command.topic))
 
 
+def redraw(session: PromptSession[str]) -> None:
+    """Draw the prompt and its toolbar again: what they show has changed."""
+    app = session.app
+    if app.is_running:
+        app.invalidate()
+
+
+def end_prompt(session: PromptSession[str]) -> None:
+    """End the prompt being awaited (it returns an empty line): something else takes over."""
+    app = session.app
+    if app.is_running and not app.future.done():  # type: ignore[union-attr]
+        app.exit(result="")
+
+
 def in_twisted(coroutine: Coroutine[Any, Any, T]) -> Deferred[T]:
     """Await an asyncio coroutine (prompt_toolkit's) from Twisted code on the same loop."""
     return Deferred.fromFuture(asyncio.ensure_future(coroutine))
@@ -283,6 +311,27 @@ def _deck_progress(game: PeerGame) -> str:
     return f"{what}: every player shuffles and locks the deck (round {round_ + 1} of {rounds})"
 
 
+# --- Playing a roster at the REPL -------------------------------------------------------------
+
+
+async def play_roster(
+    reactor: Any,
+    seat: Seat,
+    identity: Identity,
+    listener: PeerListener,
+    roster: GameStart,
+    screen: GameScreen,
+) -> Outcome:
+    """Play the roster's game at this screen until it ends; returns once every link is closed
+    (the peer port may then serve the next game)."""
+    with deck_workers() as executor:
+        game = start_game(reactor, seat, identity, listener, roster, screen.player, executor)
+        screen.game = game
+        outcome = await in_twisted(screen.play(game))
+        await game.done
+    return outcome
+
+
 # --- bean-client play: the person's seat at a local table ------------------------------------
 
 
@@ -292,25 +341,22 @@ async def play_human_seat(
     host: str,
     port: int,
     seats: int,
-    terminal: Terminal | None = None,
+    screen: GameScreen | None = None,
 ) -> Outcome:
-    """Join the local lobby as the person and play the game in the REPL."""
-    terminal = terminal or Terminal(colour_wanted())
+    """Join the local lobby as the person and play the game in the REPL (tests bring their
+    own screen, with pipes for a terminal)."""
+    screen = screen or GameScreen(Terminal(colour_wanted()))
+    terminal = screen.terminal
     name = args.name or getpass.getuser()
-    seat = Seat(name, f"play-{name}", host, port, f"tcp:0:interface={host}", args.step_deadline)
+    listen = f"tcp:0:interface={host}"
+    seat = Seat(name, f"play-{name}", host, port, listen, args.step_deadline, args.abandon_after)
     identity = load_or_create(seat.profile)
-    options = RoomOptions(singleton_rule=args.singleton_rule, proof_rounds=args.proof_rounds)
-    listener = PeerListener(reactor)
-    await listener.listen(seat.listen)
+    options = room_options(args)
+    listener = await open_peer_port(reactor, seat.listen)
     try:
         terminal.say(f"Waiting for {seats - 1} bots to join the table...")
         roster = await match(reactor, seat, seats, options, identity, listener)
         terminal.say("Everyone is here: " + ", ".join(s.name for s in roster.seats) + ".")
-        screen = GameScreen(terminal)
-        with deck_workers() as executor:
-            screen.game = start_game(
-                reactor, seat, identity, listener, roster, screen.player, executor
-            )
-            return await in_twisted(screen.play(screen.game))
+        return await play_roster(reactor, seat, identity, listener, roster, screen)
     finally:
         await listener.stop()

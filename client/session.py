@@ -7,6 +7,7 @@ closed: the game runs between the players' machines alone.
 
 from __future__ import annotations
 
+import argparse
 import secrets
 from concurrent.futures import Executor, ThreadPoolExecutor
 from dataclasses import dataclass
@@ -43,6 +44,15 @@ class Seat:
     listen: str = "tcp:0"
     step_deadline: float = 60.0
     abandon_after: float = 300.0
+
+
+def room_options(args: argparse.Namespace) -> RoomOptions:
+    """The options of the room a command line asks for (`--proof-rounds` and the rest)."""
+    return RoomOptions(
+        singleton_rule=args.singleton_rule,
+        proof_rounds=args.proof_rounds,
+        turn_seconds=args.turn_seconds,
+    )
 
 
 async def open_peer_port(reactor: Any, description: str) -> PeerListener:

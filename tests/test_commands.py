@@ -510,9 +510,21 @@ def test_plant_pending_without_a_field_plants_where_only_one_fits_and_asks_other
     assert [c.command for c in question.choices] == ["plant chili 1", "plant chili 2"]
 
 
-def test_plant_pending_with_several_beans_needs_the_bean_named():
+def test_plant_pending_with_several_beans_asks_which_card_and_where():
     game = planting_kept_cards()
-    assert refused(game, 0, "p 1") == "say which card: you have soy, chili to plant (plant soy 1)"
+    question = asked(game, 0, "p")
+    assert question.prompt == "Plant which card, and where?"
+    assert [(c.label, c.command) for c in question.choices] == [
+        ("soy in field 2 (empty)", "plant soy 2"),
+        ("chili in field 1 (chili 3)", "plant chili 1"),
+        ("chili in field 2 (empty)", "plant chili 2"),
+    ]
+
+
+def test_plant_pending_with_several_beans_and_a_field_needs_the_bean_named():
+    game = planting_kept_cards()
+    # The example is one the rules allow: soy does not fit field 1.
+    assert refused(game, 0, "p 1") == "say which card: you have soy, chili to plant (plant soy 2)"
     assert refused(game, 0, "p red 1") == "you have no red to plant; you have soy, chili"
     assert refused(game, 0, "p soy 1") == (
         "field 1 holds chili; soy needs an empty field or a soy field; it fits field 2"

@@ -138,9 +138,8 @@ def test_hints_say_where_the_front_card_fits_what_harvests_pay_and_what_to_type(
 
 def test_toolbar_names_whom_the_game_waits_for_and_for_what():
     toolbar = plain(render_toolbar(view_of(step1(rest="discard"), 1))).split("\n")
-    assert toolbar[0] == (
-        "Turn 1 · Ann's turn · step 1, planting · deck 2 · exhausted 0/3 · you: 0 coins"
-    )
+    assert all(len(line) <= 80 for line in toolbar)
+    assert toolbar[0] == ("Turn 1 · Ann's turn · step 1, plant · deck 2, exhausted 0/3 · 0 coins")
     assert toolbar[1] == "Waiting: Ann: plant the front card"
     game = trading()
     game = game.do(
@@ -152,6 +151,18 @@ def test_toolbar_names_whom_the_game_waits_for_and_for_what():
     assert plain(render_toolbar(view_of(game, 1))).split("\n")[1] == (
         "Waiting: Ann: trade, or end trading; you: answer offer 1"
     )
+
+
+def test_toolbar_puts_a_players_duties_together_when_listing_them_apart_is_too_long():
+    game = trading()
+    for seat in (1, 2):
+        for wanted in game.state.face_up:
+            offer = MakeOffer(0, give_hand=(game.hand_slot(seat, 1),), want_cards=(wanted,))
+            game = game.do(seat, offer)
+    ids = ", ".join(str(offer.id) for offer in game.state.offers)
+    assert len(game.state.offers) == 4
+    line = plain(render_toolbar(view_of(game, 0))).split("\n")[1]
+    assert line == f"Waiting: you: trade, or end trading, answer offers {ids}"
 
 
 def test_toolbar_falls_back_to_names_when_what_they_owe_is_too_long():
