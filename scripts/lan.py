@@ -5,6 +5,8 @@ network (needs root and iproute2). The same LAN the tests build (tests/netns.py)
     scripts/lan status                    hosts, addresses, what runs on them
     scripts/lan exec lobby bean-lobby     run a command on a host (default: a shell)
     scripts/lan exec p1 bean-client connect
+                                          each host has its own identity keys and game files
+                                          (~/.local/state/bohnanza-p2p/lan/NAME/HOST)
     scripts/lan add relay                 one more host (a relay, a second lobby)
     scripts/lan relay relay --port 4000 --to 10.213.0.13:4000 --delay 0.2 --reset-chance 0.001
                                           a slow/lossy link on a host (tests/relay.py)
@@ -23,6 +25,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -51,6 +54,14 @@ def environment() -> dict[str, str]:
     env["PATH"] = f"{VENV_BIN}{os.pathsep}{env.get('PATH', '')}"
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
     return env
+
+
+def host_files(lan_name: str, host: str | None = None) -> Path:
+    """Where a host keeps its files (a LAN's hosts, when `host` is None): hosts share this
+    machine's disk, so each gets XDG directories of its own, as on a machine of its own."""
+    state = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
+    lan_files = Path(state) / "bohnanza-p2p" / "lan" / lan_name
+    return lan_files if host is None else lan_files / host
 
 
 def up(args: argparse.Namespace) -> int:
@@ -88,7 +99,10 @@ def exec_on(args: argparse.Namespace) -> int:
     lan = NamespaceLan.find(key_of(args.name))
     host = lan.host(args.host)
     argv = lan.exec_argv(host, args.argv or [os.environ.get("SHELL", "/bin/sh")])
-    os.execvpe(argv[0], argv, environment())
+    files = host_files(args.name, host.name)
+    env = environment()
+    env.update(XDG_CONFIG_HOME=str(files / "config"), XDG_DATA_HOME=str(files / "data"))
+    os.execvpe(argv[0], argv, env)
     return 0  # not reached
 
 
@@ -164,7 +178,8 @@ def down(args: argparse.Namespace) -> int:
         return 1
     lan = NamespaceLan.find(key)
     lan.destroy(grace=3.0)
-    print(f"LAN {args.name!r} removed")
+    shutil.rmtree(host_files(args.name), ignore_errors=True)
+    print(f"LAN {args.name!r} removed, and its hosts' files")
     return 0
 
 

@@ -735,7 +735,11 @@ class RelayOnLan:
         return [line for line in self.process.lines() if line.startswith("relay ")]
 
     def opened(self) -> int:
-        return sum(1 for line in self.events() if line.startswith("relay open "))
+        return self.count("open")
+
+    def count(self, event: str) -> int:
+        """How many `relay EVENT ...` lines it printed so far (open, reset, closed, ...)."""
+        return sum(1 for line in self.events() if line.startswith(f"relay {event} "))
 
 
 @dataclass

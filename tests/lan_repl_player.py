@@ -1,0 +1,69 @@
+"""A person at the REPL, typed by a program: the LAN tests run it on a namespace host.
+
+python -m tests.lan_repl_player HOST:PORT --seats N --name NAME --listen ENDPOINT
+                                [--proof-rounds R] [--step-deadline S]
+
+It joins the lobby the way the REPL does (client.session: open the peer port, match) and plays
+the roster (client.repl.play_roster) at a GameScreen whose keyboard is a prompt_toolkit pipe,
+typed into by tests/typist.py: every move is a command line the REPL parses, checks and
+submits. At the end it prints one JSON line about the REPL (`{"typed": ..., "seen": ...,
+"last_shown": ...}`) and then, as its last line, the JSON summary `bean-client bot --json`
+prints (client.cli.summarize). Exit status: 0 when the game ended with every peer agreeing and
+the audit passing, else 1.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from typing import Any
+
+from prompt_toolkit.input import create_pipe_input
+from prompt_toolkit.output import DummyOutput
+
+from client.cli import summarize
+from client.identity_store import load_or_create
+from client.lobby_client import parse_lobby_address
+from client.repl import GameScreen, Terminal, play_roster
+from client.runtime import run
+from client.session import Seat, match, open_peer_port
+from protocol.messages import RoomOptions
+from tests.typist import Typist
+
+
+async def play(reactor: Any, args: argparse.Namespace) -> int:
+    host, port = parse_lobby_address(args.lobby)
+    seat = Seat(args.name, args.name, host, port, args.listen, args.step_deadline)
+    identity = load_or_create(seat.profile)
+    options = RoomOptions(proof_rounds=args.proof_rounds)
+    listener = await open_peer_port(reactor, seat.listen)
+    try:
+        roster = await match(reactor, seat, args.seats, options, identity, listener)
+        with create_pipe_input() as keyboard:
+            screen = GameScreen(Terminal(colour=False, input=keyboard, output=DummyOutput()))
+            typist = Typist(reactor, screen, keyboard)
+            outcome = await play_roster(reactor, seat, identity, listener, roster, screen)
+    finally:
+        await listener.stop()
+    printed = screen.terminal.printed
+    repl = {"typed": len(typist.typed), "seen": sorted(typist.seen), "last_shown": printed[-1]}
+    print(json.dumps(repl), flush=True)
+    summary = summarize(screen.game, outcome)
+    print(json.dumps(summary), flush=True)
+    return 0 if summary["ok"] else 1
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(prog="python -m tests.lan_repl_player")
+    parser.add_argument("lobby", metavar="HOST:PORT")
+    parser.add_argument("--seats", type=int, required=True)
+    parser.add_argument("--name", required=True)
+    parser.add_argument("--listen", default="tcp:0", metavar="ENDPOINT")
+    parser.add_argument("--proof-rounds", type=int, default=40)
+    parser.add_argument("--step-deadline", type=float, default=60.0)
+    args = parser.parse_args()
+    run(lambda reactor: play(reactor, args))
+
+
+if __name__ == "__main__":
+    main()
