@@ -16,7 +16,9 @@ from typing import Any
 
 from twisted.internet.defer import Deferred, DeferredList
 from twisted.internet.error import ProcessDone
+from twisted.internet.process import reapAllProcesses
 from twisted.internet.protocol import ProcessProtocol
+from twisted.internet.task import LoopingCall
 from twisted.python.failure import Failure
 
 from lobby.limits import LobbyLimits
@@ -24,6 +26,7 @@ from lobby.service import makeService
 
 LOCAL = "127.0.0.1"
 STOP_GRACE = 10.0  # seconds a stopped bot may take to end before it is killed
+REAP_SECONDS = 0.5
 
 
 async def start_lobby(reactor: Any) -> tuple[Any, int]:
@@ -76,7 +79,24 @@ def spawn_bot(reactor: Any, arguments: list[str]) -> BotProcess:
     reactor.spawnProcess(
         process, sys.executable, [sys.executable, *arguments], env=dict(os.environ)
     )
+    _reap_until_ended(reactor, process)
     return process
+
+
+def _reap_until_ended(reactor: Any, process: BotProcess) -> None:
+    """Look for the bot's exit every REAP_SECONDS. Twisted hears SIGCHLD through the signal
+    wakeup fd, which asyncio takes over while prompt_toolkit's prompt runs and clears when
+    it ends; from then on a bot's exit would go unnoticed and `ended` never fire."""
+    reaper = LoopingCall(reapAllProcesses)
+    reaper.clock = reactor
+    reaper.start(REAP_SECONDS, now=False)
+
+    def ended(result: object) -> object:
+        if reaper.running:
+            reaper.stop()
+        return result
+
+    process.ended.addBoth(ended)
 
 
 def bot_command(args: argparse.Namespace, port: int, seats: int, number: int) -> list[str]:
