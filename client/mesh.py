@@ -81,6 +81,10 @@ class PeerLink(Protocol):
     # --- Twisted ---
 
     def connectionMade(self) -> None:
+        # Step messages are small and each waits on the others: without this, Nagle's
+        # algorithm holds a frame until the previous one is acknowledged (up to the 40 ms of
+        # a delayed ACK), which was most of a step's latency.
+        self.transport.setTcpNoDelay(True)
         reactor = self._reactor()
         self._timeout = reactor.callLater(HANDSHAKE_TIMEOUT, self._handshake_timed_out)
         if self.mesh is not None:  # we dialled: we speak first
