@@ -596,6 +596,7 @@ class PeerGame(MeshHandler):
             self._lingering.cancel()
         outcome = self.outcome
         assert outcome is not None
+        gc.unfreeze()  # what `_settle_heap` froze may be garbage once the game is gone
         self.mesh.close().addBoth(lambda _: self.done.callback(outcome))
 
     def _refresh(self) -> None:
