@@ -455,8 +455,11 @@ def render_toolbar(view: PlayerView, width: int = WIDTH) -> FormattedText:
         turn = _clip(turn, max(room, 2)).rstrip()
     status: Cell = [("class:title", f"Turn {state.turn} · "), ("class:active", turn), *rest]
     if state.result is not None:
-        winners = join_words([view.who(s) for s in state.result.winners])
-        waiting: Cell = [("class:active", f"{_capital(winners)} won.")]
+        winners = _capital(join_words([view.who(s) for s in state.result.winners]))
+        won = " won."
+        if get_cwidth(winners) + len(won) > width:  # a tie of long names
+            winners = _clip(winners, width - len(won)).rstrip()
+        waiting: Cell = [("class:active", winners + won)]
     else:
         label = "Waiting: "
         waiting = [("class:title", label), *_waiting_cell(view, width - len(label))]
