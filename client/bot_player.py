@@ -22,6 +22,9 @@ class BotPlayer(Player):
         self.patience = patience
         self._timer: Any = None
 
+    def may_act(self, game: PeerGame) -> None:
+        self._decide(game)
+
     def step_played(self, game: PeerGame, report: StepReport) -> None:
         self._decide(game)
 

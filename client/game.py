@@ -96,6 +96,10 @@ class Outcome:
 class Player:
     """Who plays this seat (a bot, or a person at the REPL); every method is optional."""
 
+    def may_act(self, game: PeerGame) -> None:
+        """The game may wait for this seat, which has nothing on its way: at the start, back
+        from a crash, or when its queued moves were refused."""
+
     def step_played(self, game: PeerGame, report: StepReport) -> None: ...
 
     def notice(self, game: PeerGame, text: str) -> None: ...
@@ -173,7 +177,10 @@ class PeerGame(MeshHandler):
         self.mesh.start()
         self._ticker.start(self.heartbeat, now=False)
         self._arm_turn_clock()
+        signed_before_a_crash = bool(self._own_frames)  # its moves are on their way
         self._pump()
+        if not signed_before_a_crash:
+            self.player.may_act(self)
 
     def restore(self, saved: GameFile) -> None:
         """Pick up a game from this seat's file after a crash: replay every recorded step
@@ -438,6 +445,7 @@ class PeerGame(MeshHandler):
         def refused(failure: Failure) -> None:
             failure.trap(RuleError)
             self.player.notice(self, f"your move could not be made: {failure.getErrorMessage()}")
+            self.player.may_act(self)
 
         work.addCallbacks(lambda payload: self._publish(step, payload), refused)
         work.addErrback(self._crashed)
