@@ -1,4 +1,5 @@
-"""Fixtures for every test: a test must leave the reactor as it found it.
+"""Fixtures for every test: a test must leave the reactor as it found it, and no client
+process it started may outlive it.
 
 A test that leaves a timer, a connection, a listening port or a process pipe behind fails, and
 what it left is cleaned up so that the next test starts clean. Connections that are closing when
@@ -13,6 +14,8 @@ from typing import Any
 import pytest
 import pytest_twisted
 from twisted.internet import defer, task
+
+from tests.processes import kill_leftovers
 
 GRACE_SECONDS = 2.0
 
@@ -67,3 +70,9 @@ def reactor_left_clean() -> Any:
         pytest_twisted.blockon(_settle(reactor, sockets_before, calls_before))
         described = "\n  ".join(repr(leftover) for leftover in leftovers)
         pytest.fail(f"the test left these behind in the reactor:\n  {described}")
+
+
+@pytest.fixture(autouse=True)
+def processes_ended() -> Any:
+    yield
+    kill_leftovers()

@@ -65,8 +65,25 @@ def client_arguments(port: int, seats: int, name: str, *extra: str) -> list[str]
     ]  # fmt: skip
 
 
+_started: list[subprocess.Popen[bytes]] = []
+
+
 def start(command: Sequence[str], env: dict[str, str], log: Path) -> subprocess.Popen[bytes]:
-    return subprocess.Popen(list(command), stdout=subprocess.PIPE, stderr=log.open("wb"), env=env)
+    """A client process, killed at the end of the test if it still runs (`kill_leftovers`)."""
+    process = subprocess.Popen(list(command), stdout=subprocess.PIPE, stderr=log.open("wb"),
+                               env=env)  # fmt: skip
+    _started.append(process)
+    return process
+
+
+def kill_leftovers() -> None:
+    """Kill and reap every process `start` made that still runs: a test whose wait failed
+    must not leave its clients playing on into the next tests."""
+    while _started:
+        process = _started.pop()
+        if process.poll() is None:
+            process.kill()
+            process.wait(10)
 
 
 def start_bot(port: int, seats: int, name: str, env: dict[str, str], tmp_path: Path,
@@ -78,7 +95,7 @@ def start_bot(port: int, seats: int, name: str, env: dict[str, str], tmp_path: P
 def results(processes: Sequence[subprocess.Popen[bytes]], timeout: float,
             tmp_path: Path) -> list[dict[str, Any]]:  # fmt: skip
     """Each process's last JSON line, waiting at most `timeout` seconds in all; on a timeout
-    every process is killed and the test fails with their logs."""
+    the test fails with their logs (and `kill_leftovers` ends them)."""
     deadline = time.monotonic() + timeout
     found = []
     try:
@@ -90,11 +107,6 @@ def results(processes: Sequence[subprocess.Popen[bytes]], timeout: float,
     except subprocess.TimeoutExpired:
         logs = "\n".join(f"--- {p.name}\n{p.read_text()[-1500:]}" for p in tmp_path.glob("*.log"))
         raise AssertionError(f"the game did not end within {timeout} s\n{logs}") from None
-    finally:
-        for process in processes:
-            if process.poll() is None:
-                process.kill()
-                process.wait(10)
     return found
 
 

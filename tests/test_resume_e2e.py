@@ -37,36 +37,30 @@ def play_with_crashes(tmp_path: Path, game: int, rng: Stream) -> tuple[int, list
             name: start_bot(port, PLAYERS, name, env, tmp_path, "--proof-rounds", "1")
             for name in names
         }
-        try:
-            files = wait_for(lambda: len(game_files(env)) == PLAYERS and game_files(env), 60,
-                             "the game to start")  # fmt: skip
-            step = 12  # after the deal
-            for _ in range(KILLS_PER_GAME):
-                step += 10 + rng.randbelow(50)
-                victim = names[rng.randbelow(PLAYERS)]
-                reached = wait_for(
-                    lambda v=victim, s=step: (
-                        len(GameFile.read(files[v]).steps) >= s or running[v].poll() is not None
-                    ),
-                    120,
-                    f"{victim} to reach step {step}",
-                )
-                if running[victim].poll() is not None or not reached:
-                    break  # the game ended before this crash was due
-                running[victim].send_signal(signal.SIGKILL)
-                running[victim].wait(10)
-                kills += 1
-                running[victim] = start(
-                    [str(BIN / "bean-client"), "resume", str(files[victim]), "--bot", "greedy",
-                     "--json"],
-                    env, tmp_path / f"{victim}-resumed-{kills}.log",
-                )  # fmt: skip
-            found = results(list(running.values()), timeout=300, tmp_path=tmp_path)
-        finally:  # a failed wait must not leave the bots playing on
-            for process in running.values():
-                if process.poll() is None:
-                    process.kill()
-                    process.wait(10)
+        files = wait_for(lambda: len(game_files(env)) == PLAYERS and game_files(env), 60,
+                         "the game to start")  # fmt: skip
+        step = 12  # after the deal
+        for _ in range(KILLS_PER_GAME):
+            step += 10 + rng.randbelow(50)
+            victim = names[rng.randbelow(PLAYERS)]
+            reached = wait_for(
+                lambda v=victim, s=step: (
+                    len(GameFile.read(files[v]).steps) >= s or running[v].poll() is not None
+                ),
+                120,
+                f"{victim} to reach step {step}",
+            )
+            if running[victim].poll() is not None or not reached:
+                break  # the game ended before this crash was due
+            running[victim].send_signal(signal.SIGKILL)
+            running[victim].wait(10)
+            kills += 1
+            running[victim] = start(
+                [str(BIN / "bean-client"), "resume", str(files[victim]), "--bot", "greedy",
+                 "--json"],
+                env, tmp_path / f"{victim}-resumed-{kills}.log",
+            )  # fmt: skip
+        found = results(list(running.values()), timeout=300, tmp_path=tmp_path)
     transcripts = [GameFile.read(path).steps for path in files.values()]
     assert all(t == transcripts[0] for t in transcripts), "the seats' signed transcripts differ"
     return kills, found
