@@ -30,7 +30,7 @@ from twisted.python.failure import Failure
 from client.faults import FrameFaults
 from client.gamefile import Frame, GameFile, GameFileWriter
 from client.mesh import Mesh, MeshHandler, PeerListener
-from client.turn_clock import blocking_duty, default_actions
+from client.turn_clock import Situation, TurnClock
 from protocol.cards import Card
 from protocol.identity import Identity, SignatureError, SignedEnvelope, Verifier
 from protocol.lockstep import Cheat, Final, GameConfig, Lockstep, StepReport
@@ -142,9 +142,9 @@ class PeerGame(MeshHandler):
         self.heartbeat = heartbeat
         self.abandon_after = abandon_after
         self.turn_seconds = roster.options.turn_seconds
-        self.turn_deadline: float | None = None  # when this seat's turn clock runs out
-        self._duty: str | None = None
-        self._turn_timer: Any = None
+        self.turn_clock = TurnClock(
+            reactor, self.turn_seconds, seat, self._clock_situation, self._time_is_up
+        )
         self._away_since: dict[int, float] = {}
         self._votes: dict[int, tuple[int, int]] = {}  # seat: (step, gone mask)
         self._end_seeds: dict[int, bytes] = {}
@@ -176,7 +176,7 @@ class PeerGame(MeshHandler):
         self.started_at = self.reactor.seconds()
         self.mesh.start()
         self._ticker.start(self.heartbeat, now=False)
-        self._arm_turn_clock()
+        self.turn_clock.check()
         signed_before_a_crash = bool(self._own_frames)  # its moves are on their way
         self._pump()
         if not signed_before_a_crash:
@@ -338,33 +338,18 @@ class PeerGame(MeshHandler):
 
     # --- the turn clock ------------------------------------------------------------------------
 
-    def _arm_turn_clock(self) -> None:
-        """With a turn clock, a duty that holds up the game (planting, trading, planting
-        traded cards) gets `turn_seconds`; a new duty starts a new clock."""
-        rules = self.view.rules
-        if self.turn_seconds <= 0 or rules is None or self.outcome is not None:
-            return
-        duty = blocking_duty(rules, self.seat)
-        if duty == self._duty:
-            return
-        self._duty = duty
-        if self._turn_timer is not None and self._turn_timer.active():
-            self._turn_timer.cancel()
-        self._turn_timer = None
-        self.turn_deadline = None
-        if duty is not None:
-            self.turn_deadline = self.reactor.seconds() + self.turn_seconds
-            self._turn_timer = self.reactor.callLater(self.turn_seconds, self._time_up, duty)
+    def turn_seconds_left(self) -> float | None:
+        """Seconds before this seat's turn clock makes its default moves; None while no clock
+        runs for it (no turn clock, or nothing of this seat holds up the game)."""
+        return self.turn_clock.seconds_left()
 
-    def _time_up(self, duty: str) -> None:
-        self._turn_timer = None
-        rules = self.view.rules
-        if rules is None or self.outcome is not None or blocking_duty(rules, self.seat) != duty:
-            return
-        actions = default_actions(rules, self.seat, self.view.hand)
-        if actions and not self.queued:
-            self.player.notice(self, "your time is up: the default moves are made for you")
-            self.submit(actions)
+    def _clock_situation(self) -> Situation:
+        rules = self.view.rules if self.outcome is None else None
+        return rules, self.view.hand, bool(self.queued)
+
+    def _time_is_up(self, actions: list[Action]) -> None:
+        self.player.notice(self, "your time is up: the default moves are made for you")
+        self.submit(actions)
 
     def _step_frame(self, link: int, frame: StepFrame) -> None:
         if self.outcome is not None:
@@ -445,6 +430,7 @@ class PeerGame(MeshHandler):
         def refused(failure: Failure) -> None:
             failure.trap(RuleError)
             self.player.notice(self, f"your move could not be made: {failure.getErrorMessage()}")
+            self.turn_clock.check()  # a clock spent while these moves were on their way
             self.player.may_act(self)
 
         work.addCallbacks(lambda payload: self._publish(step, payload), refused)
@@ -486,7 +472,7 @@ class PeerGame(MeshHandler):
             if deck_round:
                 _settle_heap()
             self._refresh()
-            self._arm_turn_clock()
+            self.turn_clock.check()
             self.player.step_played(self, report)
             if self.lockstep.final is not None:
                 self._end(Outcome(final=self.lockstep.final), _end_record(self.lockstep.final))
@@ -573,8 +559,7 @@ class PeerGame(MeshHandler):
         self._cancel_deadline()
         if self._ticker.running:
             self._ticker.stop()
-        if self._turn_timer is not None and self._turn_timer.active():
-            self._turn_timer.cancel()
+        self.turn_clock.stop()
         self.gamefile.write(record)
         self.gamefile.sync()
         self.gamefile.close()

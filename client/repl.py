@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import getpass
+import math
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
 from textwrap import fill
@@ -62,6 +63,8 @@ from protocol.messages import GameStart
 from protocol.rules import RuleError
 
 LOG_LINES = 40
+CLOCK_REFRESH_SECONDS = 1.0
+CLOCK_WARNING_SECONDS = 10
 T = TypeVar("T")
 
 
@@ -208,6 +211,10 @@ class GameScreen:
         toolbar = render_toolbar(view)
         if progress:
             toolbar = FormattedText([*toolbar, ("", "\n"), ("class:toolbar", progress)])
+        left = game.turn_seconds_left()
+        if left is not None:
+            style = "class:error" if left <= CLOCK_WARNING_SECONDS else "class:title"
+            toolbar = FormattedText([*toolbar, ("", "\n"), (style, _clock_words(left))])
         return toolbar
 
     def _refresh(self) -> None:
@@ -221,10 +228,13 @@ class GameScreen:
         self.game = game
         question: Question | None = None
         name = game.names[game.seat]
+        clock = game.turn_seconds > 0  # its countdown is redrawn with no key pressed
         while game.outcome is None:
             try:
                 with patch_stdout(raw=True):
-                    line = await self.session.prompt_async(f"{name}> ")
+                    line = await self.session.prompt_async(
+                        f"{name}> ", refresh_interval=CLOCK_REFRESH_SECONDS if clock else 0
+                    )
             except (EOFError, KeyboardInterrupt):
                 game.stop("the player closed the REPL")
                 break
@@ -300,6 +310,10 @@ def end_prompt(session: PromptSession[str]) -> None:
 def in_twisted(coroutine: Coroutine[Any, Any, T]) -> Deferred[T]:
     """Await an asyncio coroutine (prompt_toolkit's) from Twisted code on the same loop."""
     return Deferred.fromFuture(asyncio.ensure_future(coroutine))
+
+
+def _clock_words(left: float) -> str:
+    return f"Your clock: {math.ceil(left)} s left, then the default moves are made for you"
 
 
 def _deck_progress(game: PeerGame) -> str:

@@ -9,7 +9,8 @@ one that vanished is handled by the end vote, client.end_vote.)
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from typing import Any
 
 from client.bots import _best_field, _harvest_to_make_room
 from protocol.cards import Card
@@ -25,6 +26,69 @@ from protocol.rules import (
     State,
     apply,
 )
+
+Situation = tuple[State | None, Mapping[Slot, Card], bool]
+"""What a seat's clock looks at: the rules state (None while dealing or after the end), the
+seat's open hand cards, and whether its own moves are on their way."""
+
+
+class TurnClock:
+    """One seat's clock: each duty of the seat that holds up the game gets `seconds`; when
+    they run out, `act` gets the default moves. A clock that runs out while no move can be
+    made (the seat's cards not open to it yet, or its own moves on their way) starts again
+    at the next `check`, if the duty is still there."""
+
+    def __init__(
+        self,
+        reactor: Any,
+        seconds: float,
+        seat: int,
+        situation: Callable[[], Situation],
+        act: Callable[[list[Action]], None],
+    ) -> None:
+        self.reactor = reactor
+        self.seconds = seconds
+        self.seat = seat
+        self.situation = situation
+        self.act = act
+        self._duty: str | None = None
+        self._timer: Any = None
+
+    def check(self) -> None:
+        """After every step (and when the seat's moves were refused): a new duty starts a
+        new clock; a duty that is done stops it."""
+        rules, _, _ = self.situation()
+        if self.seconds <= 0 or rules is None:
+            return
+        duty = blocking_duty(rules, self.seat)
+        if duty == self._duty:
+            return
+        self.stop()
+        self._duty = duty
+        if duty is not None:
+            self._timer = self.reactor.callLater(self.seconds, self._time_up, duty)
+
+    def seconds_left(self) -> float | None:
+        """None while no clock runs for this seat."""
+        if self._timer is None or not self._timer.active():
+            return None
+        return max(0.0, self._timer.getTime() - self.reactor.seconds())
+
+    def stop(self) -> None:
+        if self._timer is not None and self._timer.active():
+            self._timer.cancel()
+        self._timer = None
+
+    def _time_up(self, duty: str) -> None:
+        self._timer = None
+        rules, hand, moving = self.situation()
+        if rules is None or blocking_duty(rules, self.seat) != duty:
+            return
+        actions = default_actions(rules, self.seat, hand)
+        if not actions or moving:
+            self._duty = None  # spent: the next check starts a new clock
+            return
+        self.act(actions)
 
 
 def blocking_duty(state: State, seat: int) -> str | None:

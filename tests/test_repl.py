@@ -26,6 +26,7 @@ from prompt_toolkit.input import PipeInput, create_pipe_input
 from prompt_toolkit.output import DummyOutput
 from twisted.internet import reactor
 from twisted.internet.defer import Deferred, DeferredList, succeed
+from twisted.internet.task import Clock
 
 from client.cli import build_parser
 from client.commands import Submit, parse_game_command
@@ -346,6 +347,14 @@ class ScriptedGame:
         self.outcome: Outcome | None = None
         self.submitted: list[tuple[Action, ...]] = []
         self.refusal: str | None = None
+        self.turn_seconds = 0
+        self.clock_runs_out: float | None = None  # on `self.clock`, with a turn clock
+        self.clock = Clock()
+
+    def turn_seconds_left(self) -> float | None:
+        if self.clock_runs_out is None:
+            return None
+        return max(0.0, self.clock_runs_out - self.clock.seconds())
 
     def _view(self) -> View:
         rules = None if self.dealing is not None else self.layout.state
@@ -484,3 +493,38 @@ async def test_the_toolbar_follows_the_deal_and_the_others_moves_with_no_key_pre
     game.end(screen)
     await within(playing)
     assert not terminal.saw("Traceback")
+
+
+@pytest_twisted.ensureDeferred
+async def test_the_turn_clock_counts_down_in_the_toolbar_with_no_key_pressed(
+    keyboard: PipeInput,
+) -> None:
+    game = ScriptedGame(at_my_table())
+    game.turn_seconds, game.clock_runs_out = 30, 30.0
+    screen = GameScreen(PipeTerminal(keyboard))
+    drawn = Watched()
+    rendered: list[str] = []
+    toolbar = screen.session.bottom_toolbar
+
+    def drawing() -> Any:
+        text = toolbar()  # type: ignore[misc,operator]
+        rendered.append(" ".join(to_plain_text(text).split()))
+        drawn.changed()
+        return text
+
+    screen.session.bottom_toolbar = drawing
+    screen.game = game  # type: ignore[assignment]
+    playing = in_twisted(screen.play(game))  # type: ignore[arg-type]
+    clock_line = r"Your clock: (\d+) s left, then the default moves are made for you$"
+
+    def seconds_shown() -> int | None:
+        found = re.search(clock_line, rendered[-1]) if rendered else None
+        return int(found.group(1)) if found else None
+
+    await drawn.when(lambda _: seconds_shown() == 30)
+    game.clock.advance(21.5)  # no key is pressed: the periodic redraw shows the time left
+    await drawn.when(lambda _: seconds_shown() == 9)
+    game.clock_runs_out = None  # the duty is done: the line goes
+    await drawn.when(lambda _: bool(rendered) and "Your clock" not in rendered[-1])
+    game.end(screen)
+    await within(playing)

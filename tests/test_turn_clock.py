@@ -8,18 +8,19 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 import pytest_twisted
 from twisted.internet import reactor
+from twisted.internet.task import Clock
 
 from client.bot_player import BotPlayer
 from client.bots import GreedyBot
 from client.game import PeerGame, Player
 from client.gamefile import GameFileWriter
 from client.mesh import PeerListener
-from client.turn_clock import blocking_duty, default_actions
+from client.turn_clock import TurnClock, blocking_duty, default_actions
 from protocol.identity import Identity
 from protocol.kdf import derive
 from protocol.lockstep import StepReport
 from protocol.messages import GameStart, RoomOptions, Seat
-from protocol.rules import EndPlanting, EndTrading, Harvest, Plant, PlantPending, apply
+from protocol.rules import Action, EndPlanting, EndTrading, Harvest, Plant, PlantPending, apply
 from tests.rules_helpers import table
 from tests.waiting import Watched, within
 
@@ -63,6 +64,75 @@ def test_only_duties_that_hold_up_the_game_count():
     assert default_actions(game.state, 1, game.hand(1)) == []
 
 
+class ClockedSeat:
+    """Seat 0 of a scripted table under a TurnClock on a fake clock: what the clock sees
+    (the rules state, the cards open to the seat, its moves on their way) is set by the test."""
+
+    SECONDS = 30
+
+    def __init__(self) -> None:
+        self.game = table(hands={0: "chili soy"}, fields={0: ["", "chili chili"]})
+        self.hand = self.game.hand(0)
+        self.moving = False
+        self.made: list[list[Action]] = []
+        self.time = Clock()
+        self.clock = TurnClock(self.time, self.SECONDS, 0, self.situation, self.made.append)
+
+    def situation(self):
+        return self.game.state, self.hand, self.moving
+
+
+def test_the_clock_counts_down_a_duty_and_makes_the_default_moves_when_it_runs_out():
+    seat = ClockedSeat()
+    seat.clock.check()
+    assert seat.clock.seconds_left() == seat.SECONDS
+    seat.time.advance(seat.SECONDS - 1)
+    assert seat.clock.seconds_left() == 1 and seat.made == []
+    seat.time.advance(1)
+    chili = seat.game.hand_slot(0, 1)[1]
+    assert seat.made == [[Plant(1, chili), EndPlanting()]]
+    assert seat.clock.seconds_left() is None
+
+
+def test_each_duty_done_in_time_gets_a_new_clock_and_no_default_move():
+    seat = ClockedSeat()
+    seat.clock.check()
+    seat.time.advance(seat.SECONDS - 1)
+    seat.game = seat.game.plant_front(0).do(0, EndPlanting())  # planted in time; now trading
+    seat.clock.check()
+    assert seat.clock.seconds_left() == seat.SECONDS
+    seat.time.advance(seat.SECONDS - 1)
+    seat.game = seat.game.do(0, EndTrading())  # the face-up cards are its to plant now
+    seat.clock.check()
+    assert seat.clock.seconds_left() == seat.SECONDS
+    assert seat.made == []
+
+
+@pytest.mark.parametrize("why", ["cards not open yet", "own moves on their way"])
+def test_a_clock_that_runs_out_when_no_move_can_be_made_starts_again_at_the_next_check(why):
+    seat = ClockedSeat()
+    if why == "cards not open yet":
+        seat.hand = {}
+    else:
+        seat.moving = True
+    seat.clock.check()
+    seat.time.advance(seat.SECONDS)
+    assert seat.made == [] and seat.clock.seconds_left() is None
+    seat.hand, seat.moving = seat.game.hand(0), False  # the cards opened; the moves refused
+    seat.clock.check()  # the same duty as before: without the restart the game would stall
+    assert seat.clock.seconds_left() == seat.SECONDS
+    seat.time.advance(seat.SECONDS)
+    assert len(seat.made) == 1
+
+
+def test_no_clock_runs_without_the_room_option():
+    seat = ClockedSeat()
+    seat.clock.seconds = 0
+    seat.clock.check()
+    seat.time.advance(3600)
+    assert seat.clock.seconds_left() is None and seat.made == []
+
+
 class Idle(Player, Watched):
     """A seat whose player never moves: only its turn clock plays for it."""
 
@@ -70,6 +140,7 @@ class Idle(Player, Watched):
         Watched.__init__(self)
         self.notices: list[str] = []
         self.turns_seen: set[int] = set()
+        self.clock_seen: list[float | None] = []  # the time left on its turns
 
     def notice(self, game: PeerGame, text: str) -> None:
         self.notices.append(text)
@@ -79,6 +150,7 @@ class Idle(Player, Watched):
         rules = game.view.rules
         if rules is not None and rules.active == game.seat:
             self.turns_seen.add(rules.turn)
+            self.clock_seen.append(game.turn_seconds_left())
         self.changed()
 
 
@@ -131,3 +203,4 @@ async def test_a_player_who_lets_the_clock_run_out_gets_the_default_moves(tmp_pa
             for listener in listeners:
                 await within(listener.stop())
     assert sum("your time is up" in text for text in idle.notices) >= 4
+    assert any(left is not None and 0 < left <= 1 for left in idle.clock_seen)
