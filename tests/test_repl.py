@@ -455,6 +455,29 @@ async def test_a_bean_held_twice_is_asked_about_and_a_number_answers(keyboard: P
     await within(playing)
 
 
+class ToolbarWatch(Watched):
+    """Every toolbar the screen draws, as one line of plain words, the newest last."""
+
+    def __init__(self, screen: GameScreen) -> None:
+        super().__init__()
+        self.rendered: list[str] = []
+        toolbar = screen.session.bottom_toolbar
+
+        def drawing() -> Any:
+            text = toolbar()  # type: ignore[misc,operator]
+            self.rendered.append(" ".join(to_plain_text(text).split()))
+            self.changed()
+            return text
+
+        screen.session.bottom_toolbar = drawing
+
+    def when_drawn(self, pattern: str) -> Deferred[Any]:
+        return self.when(lambda _: any(re.search(pattern, text) for text in self.rendered))
+
+    def last(self) -> str:
+        return self.rendered[-1] if self.rendered else ""
+
+
 @pytest_twisted.ensureDeferred
 async def test_the_toolbar_follows_the_deal_and_the_others_moves_with_no_key_pressed(
     keyboard: PipeInput,
@@ -463,30 +486,19 @@ async def test_the_toolbar_follows_the_deal_and_the_others_moves_with_no_key_pre
     game waits for, as the others play."""
     game = ScriptedGame(at_my_table(start=1), dealing=(0, 0, 2))
     screen = GameScreen(PipeTerminal(keyboard))
-    drawn = Watched()
-    rendered: list[str] = []
-    toolbar = screen.session.bottom_toolbar
-
-    def drawing() -> Any:
-        text = toolbar()  # type: ignore[misc,operator]
-        rendered.append(" ".join(to_plain_text(text).split()))
-        drawn.changed()
-        return text
-
-    def when_drawn(pattern: str) -> Deferred[Any]:
-        return drawn.when(lambda _: any(re.search(pattern, text) for text in rendered))
-
-    screen.session.bottom_toolbar = drawing
+    drawn = ToolbarWatch(screen)
     screen.game = game  # type: ignore[assignment]
     playing = in_twisted(screen.play(game))  # type: ignore[arg-type]
-    await when_drawn(r"^Dealing: every player shuffles and locks the deck \(round 1 of 2\)$")
+    await drawn.when_drawn(r"^Dealing: every player shuffles and locks the deck \(round 1 of 2\)$")
     game.step(screen, dealing=(0, 1, 2))
-    await when_drawn(r"\(round 2 of 2\)$")
+    await drawn.when_drawn(r"\(round 2 of 2\)$")
     game.step(screen)  # dealt
-    await when_drawn(r"^Turn 1 · bob's turn · step 1, plant .* Waiting: bob: plant the front card$")
+    await drawn.when_drawn(
+        r"^Turn 1 · bob's turn · step 1, plant .* Waiting: bob: plant the front card$"
+    )
     bob_front = game.layout.hand_slot(1, 1)[1]
     game.step(screen, 1, Plant(0, bob_front))
-    await when_drawn(r"Waiting: bob: plant a second card or stop$")
+    await drawn.when_drawn(r"Waiting: bob: plant a second card or stop$")
     terminal = screen.terminal
     assert isinstance(terminal, PipeTerminal)
     assert terminal.saw(r"^Bob planted blue in field 1 \(blue 1\)\.$")
@@ -502,29 +514,19 @@ async def test_the_turn_clock_counts_down_in_the_toolbar_with_no_key_pressed(
     game = ScriptedGame(at_my_table())
     game.turn_seconds, game.clock_runs_out = 30, 30.0
     screen = GameScreen(PipeTerminal(keyboard))
-    drawn = Watched()
-    rendered: list[str] = []
-    toolbar = screen.session.bottom_toolbar
-
-    def drawing() -> Any:
-        text = toolbar()  # type: ignore[misc,operator]
-        rendered.append(" ".join(to_plain_text(text).split()))
-        drawn.changed()
-        return text
-
-    screen.session.bottom_toolbar = drawing
+    drawn = ToolbarWatch(screen)
     screen.game = game  # type: ignore[assignment]
     playing = in_twisted(screen.play(game))  # type: ignore[arg-type]
     clock_line = r"Your clock: (\d+) s left, then the default moves are made for you$"
 
     def seconds_shown() -> int | None:
-        found = re.search(clock_line, rendered[-1]) if rendered else None
+        found = re.search(clock_line, drawn.last())
         return int(found.group(1)) if found else None
 
     await drawn.when(lambda _: seconds_shown() == 30)
     game.clock.advance(21.5)  # no key is pressed: the periodic redraw shows the time left
     await drawn.when(lambda _: seconds_shown() == 9)
     game.clock_runs_out = None  # the duty is done: the line goes
-    await drawn.when(lambda _: bool(rendered) and "Your clock" not in rendered[-1])
+    await drawn.when(lambda _: bool(drawn.rendered) and "Your clock" not in drawn.last())
     game.end(screen)
     await within(playing)
