@@ -196,7 +196,12 @@ async def run_bot(reactor: Any, args: argparse.Namespace, make_game: Any = None)
 
 def summarize(game: Any, outcome: Any) -> dict[str, Any]:
     """The result as one seat saw it (what `play --no-human` compares across seats)."""
+    from client.game import StepKind
     from protocol.rules import state_hash
+
+    def milliseconds(kind: StepKind) -> list[float]:
+        """How long each step of this kind took here, in order."""
+        return [round(t.seconds * 1000, 3) for t in game.timings if t.kind is kind]
 
     rules = game.lockstep.rules
     final, cheat = outcome.final, outcome.cheat
@@ -219,8 +224,9 @@ def summarize(game: Any, outcome: Any) -> dict[str, Any]:
         "game_s": round(game.ended_at - game.started_at, 3),
         "frames_sent": game.mesh.sent_frames,
         "bytes_sent": game.mesh.sent_bytes,
-        "step_ms": [round(t.seconds * 1000, 3) for t in game.timings if not t.deck_round],
-        "deck_round_ms": [round(t.seconds * 1000, 3) for t in game.timings if t.deck_round],
+        "step_ms": milliseconds(StepKind.GAME),
+        "deck_round_ms": milliseconds(StepKind.DECK_ROUND),
+        "audit_step_ms": milliseconds(StepKind.AUDIT),
     }
 
 

@@ -19,6 +19,7 @@ import hashlib
 from collections.abc import Sequence
 from concurrent.futures import Executor
 from dataclasses import dataclass, replace
+from enum import Enum
 from typing import Any
 
 from twisted.internet.defer import Deferred, maybeDeferred
@@ -71,14 +72,23 @@ class View:
     dealing: tuple[int, int, int] | None  # (epoch, round, rounds) while a deck is dealt
 
 
+class StepKind(Enum):
+    """What a step carried: a move of the game, a round of a deck epoch (shuffles, proofs,
+    relocks), or the last step, after the end (final reports, seeds, the audit)."""
+
+    GAME = "game"
+    DECK_ROUND = "deck round"
+    AUDIT = "audit"
+
+
 @dataclass(frozen=True)
 class StepTiming:
     """How long a step took here: from the first message this seat saw or made for it to
-    the step applied. Deck rounds (shuffles and proofs) are told apart from game steps."""
+    the step applied."""
 
     step: int
     seconds: float
-    deck_round: bool
+    kind: StepKind
 
 
 @dataclass(frozen=True)
@@ -467,10 +477,12 @@ class PeerGame(MeshHandler):
             del self.inbox[step]
             self.step = step + 1
             started = self._step_started.pop(step, self.reactor.seconds())
-            deck_round = self.view.dealing is not None
-            self.timings.append(StepTiming(step, self.reactor.seconds() - started, deck_round))
-            if deck_round:
+            if self.view.dealing is not None:  # the view as the step began
+                kind = StepKind.DECK_ROUND
                 _settle_heap()
+            else:
+                kind = StepKind.GAME if self.lockstep.final is None else StepKind.AUDIT
+            self.timings.append(StepTiming(step, self.reactor.seconds() - started, kind))
             self._refresh()
             self.turn_clock.check()
             self.player.step_played(self, report)

@@ -5,9 +5,9 @@
 Runs bean-lobby and the bots as separate processes on 127.0.0.1 (as in a real game, each bot
 verifies every other's proofs and runs the audit), then plays a game of as many greedy bots
 in memory with the plain rules (no network, no crypto). Prints the wall time, the game time,
-messages and bytes sent per player, the latency of game steps and of deck rounds (shuffles
-and proofs) separately, and the overhead of the real game over the plain one, all measured in
-this run.
+messages and bytes sent per player, the latency of game steps, of deck rounds (shuffles
+and proofs) and of the step after the end (the audit) separately, and the overhead of the real
+game over the plain one, all measured in this run.
 """
 
 from __future__ import annotations
@@ -97,6 +97,7 @@ def main() -> None:
     game_s = statistics.mean(r["game_s"] for r in results)
     steps = [ms for r in results for ms in r["step_ms"]]
     deck = [ms for r in results for ms in r["deck_round_ms"]]
+    audit = [ms for r in results for ms in r["audit_step_ms"]]
     summary = {
         "bots": args.bots,
         "proof_rounds": args.proof_rounds,
@@ -110,6 +111,7 @@ def main() -> None:
         "deck_rounds": len(deck) // len(results),
         "deck_round_p50_ms": round(percentile(deck, 0.50), 1),
         "deck_round_max_ms": round(max(deck), 1),
+        "audit_step_ms": round(statistics.mean(audit), 1),
         "plain_game_s": round(plain, 4),
         "overhead_ratio": round(game_s / plain, 1),
     }
@@ -127,6 +129,10 @@ def main() -> None:
     print(
         f"  deck rounds (shuffle, proofs, relock): {summary['deck_rounds']}, "
         f"p50 {summary['deck_round_p50_ms']} ms, max {summary['deck_round_max_ms']} ms"
+    )
+    print(
+        f"  the step after the end (final reports, seeds, the audit): "
+        f"{summary['audit_step_ms']} ms, mean of the bots"
     )
     print(
         f"  the same game with the plain rules in memory: {summary['plain_game_s']} s; "

@@ -45,6 +45,9 @@ def test_three_bots_with_shuffle_proofs_at_full_strength(tmp_path):
     assert all(f.end is not None and f.end["kind"] == "end" and f.end["audit"] == [] for f in files)
     assert files[0].steps == files[1].steps == files[2].steps  # the same signed messages
     assert len(files[0].steps) == found[0]["steps"]
+    for result in found:  # every step timed once, by what it carried: one audit step
+        timed = result["step_ms"] + result["deck_round_ms"] + result["audit_step_ms"]
+        assert len(timed) == result["steps"] and len(result["audit_step_ms"]) == 1
 
 
 @pytest.mark.slow
