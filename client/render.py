@@ -283,7 +283,9 @@ def _player_rows(view: PlayerView, seat: int, width: int) -> list[Cell]:
     state = view.state
     player = state.players[seat]
     active = seat == state.active
-    name = view.names[seat] + (" (you)" if seat == view.seat else "")
+    name = view.names[seat]
+    if seat == view.seat and name.casefold() != "you":  # `bean-client play` names you "you"
+        name += " (you)"
     head: Cell = [
         ("class:active" if active else "", ">" if active else " "),
         ("", f" {seat + 1} "),

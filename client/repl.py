@@ -128,7 +128,7 @@ class HumanPlayer(Player):
         if report.dealt:
             view = self.view(game)
             if view is not None:
-                self.terminal.say("The cards are dealt. Your hand:")
+                self.terminal.say("The cards are dealt.")
                 self.terminal.show(render_hand(view))
         self.refresh()
 
