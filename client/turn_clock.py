@@ -35,8 +35,8 @@ seat's open hand cards, and whether its own moves are on their way."""
 class TurnClock:
     """One seat's clock: each duty of the seat that holds up the game gets `seconds`; when
     they run out, `act` gets the default moves. A clock that runs out while no move can be
-    made (the seat's cards not open to it yet, or its own moves on their way) starts again
-    at the next `check`, if the duty is still there."""
+    made (the seat's cards not open to it yet, its own moves on their way, a deck being
+    dealt) starts again at the next `check`, if the duty is still there."""
 
     def __init__(
         self,
@@ -82,11 +82,11 @@ class TurnClock:
     def _time_up(self, duty: str) -> None:
         self._timer = None
         rules, hand, moving = self.situation()
-        if rules is None or blocking_duty(rules, self.seat) != duty:
-            return
-        actions = default_actions(rules, self.seat, hand)
+        actions: list[Action] = []
+        if rules is not None and blocking_duty(rules, self.seat) == duty:
+            actions = default_actions(rules, self.seat, hand)
         if not actions or moving:
-            self._duty = None  # spent: the next check starts a new clock
+            self._duty = None  # spent without a move: the next check starts a new clock
             return
         self.act(actions)
 
