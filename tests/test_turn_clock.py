@@ -66,7 +66,8 @@ def test_only_duties_that_hold_up_the_game_count():
 
 class ClockedSeat:
     """Seat 0 of a scripted table under a TurnClock on a fake clock: what the clock sees
-    (the rules state, the cards open to the seat, its moves on their way) is set by the test."""
+    (the rules state or a deck being dealt, the cards open to the seat, its moves on their
+    way) is set by the test."""
 
     SECONDS = 30
 
@@ -74,12 +75,13 @@ class ClockedSeat:
         self.game = table(hands={0: "chili soy"}, fields={0: ["", "chili chili"]})
         self.hand = self.game.hand(0)
         self.moving = False
+        self.dealing = False
         self.made: list[list[Action]] = []
         self.time = Clock()
         self.clock = TurnClock(self.time, self.SECONDS, 0, self.situation, self.made.append)
 
     def situation(self):
-        return self.game.state, self.hand, self.moving
+        return None if self.dealing else self.game.state, self.hand, self.moving
 
 
 def test_the_clock_counts_down_a_duty_and_makes_the_default_moves_when_it_runs_out():
@@ -108,17 +110,19 @@ def test_each_duty_done_in_time_gets_a_new_clock_and_no_default_move():
     assert seat.made == []
 
 
-@pytest.mark.parametrize("why", ["cards not open yet", "own moves on their way"])
+@pytest.mark.parametrize("why", ["cards not open yet", "own moves on their way", "dealing"])
 def test_a_clock_that_runs_out_when_no_move_can_be_made_starts_again_at_the_next_check(why):
     seat = ClockedSeat()
+    seat.clock.check()
     if why == "cards not open yet":
         seat.hand = {}
-    else:
+    elif why == "own moves on their way":
         seat.moving = True
-    seat.clock.check()
+    else:
+        seat.dealing = True
     seat.time.advance(seat.SECONDS)
     assert seat.made == [] and seat.clock.seconds_left() is None
-    seat.hand, seat.moving = seat.game.hand(0), False  # the cards opened; the moves refused
+    seat.hand, seat.moving, seat.dealing = seat.game.hand(0), False, False
     seat.clock.check()  # the same duty as before: without the restart the game would stall
     assert seat.clock.seconds_left() == seat.SECONDS
     seat.time.advance(seat.SECONDS)
