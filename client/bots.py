@@ -291,6 +291,15 @@ class GreedyBot(Strategy):
 # --- Whole games in memory -------------------------------------------------------------------
 
 
+STRATEGIES = ("greedy", "random")  # the names `--strategy` takes
+
+
+def strategy_named(name: str) -> Strategy:
+    """A fresh strategy for the name a command line gives."""
+    strategies: dict[str, type[Strategy]] = {"greedy": GreedyBot, "random": RandomBot}
+    return strategies[name]()
+
+
 class Stalled(Exception):
     """Nobody acted for many rounds although the game is not over: a strategy bug."""
 

@@ -14,14 +14,12 @@ was stopped (a cheat, a broken link) or the audit failed; 2 for a mistake on the
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from typing import Any
 
+from client.bots import STRATEGIES
 from client.lobby_client import DEFAULT_LOBBY_PORT, parse_lobby_address
 from protocol.messages import SINGLETON_RULES
-
-STRATEGIES = ("greedy", "random")
 
 
 def _game_arguments(parser: argparse.ArgumentParser) -> None:
@@ -150,7 +148,7 @@ async def _dispatch(reactor: Any, args: argparse.Namespace) -> int:
         if args.command == "play":
             return await run_play(reactor, args)
         if args.command == "connect":
-            from client.lobby_screen import run_connect
+            from client.screen import run_connect
 
             return await run_connect(reactor, args)
         if args.command == "resume":
@@ -173,79 +171,21 @@ async def run_bot(reactor: Any, args: argparse.Namespace, make_game: Any = None)
     import secrets
 
     from client.bot_player import BotPlayer
-    from client.bots import GreedyBot, RandomBot
+    from client.bots import strategy_named
     from client.game import PeerGame
     from client.session import Seat, join_and_play, room_options
+    from client.summary import report
 
     host, port = parse_lobby_address(args.lobby)
     name = args.name or f"bot-{secrets.token_hex(2)}"
     seat = Seat(
         name, args.profile or name, host, port, args.listen, args.step_deadline, args.abandon_after
     )
-    strategy = GreedyBot() if args.strategy == "greedy" else RandomBot()
-    player = BotPlayer(reactor, strategy)
+    player = BotPlayer(reactor, strategy_named(args.strategy))
     game, outcome = await join_and_play(
         reactor, seat, args.seats, room_options(args), player, make_game or PeerGame
     )
-    summary = summarize(game, outcome)
-    print(describe(summary), flush=True)
-    if args.json:
-        print(json.dumps(summary), flush=True)
-    return 0 if summary["ok"] else 1
-
-
-def summarize(game: Any, outcome: Any) -> dict[str, Any]:
-    """The result as one seat saw it (what `play --no-human` compares across seats)."""
-    from client.game import StepKind
-    from protocol.rules import state_hash
-
-    def milliseconds(kind: StepKind) -> list[float]:
-        """How long each step of this kind took here, in order."""
-        return [round(t.seconds * 1000, 3) for t in game.timings if t.kind is kind]
-
-    rules = game.lockstep.rules
-    final, cheat = outcome.final, outcome.cheat
-    return {
-        "name": game.names[game.seat],
-        "seat": game.seat,
-        "game": game.roster.game_id.hex(),
-        "names": list(game.names),
-        "steps": game.step,
-        "final_state": state_hash(rules).hex() if final is not None and rules else None,
-        "scores": list(final.result.scores) if final else None,
-        "winners": list(final.result.winners) if final else None,
-        "agreed": final.agreed if final else False,
-        "audit": list(final.audit_findings if final else outcome.audit_findings),
-        "cheat": None
-        if cheat is None
-        else {"seat": cheat.seat, "step": cheat.step, "reason": cheat.reason},
-        "gone": list(outcome.gone),
-        "ok": bool(final and final.agreed and final.audit_passed),
-        "game_s": round(game.ended_at - game.started_at, 3),
-        "frames_sent": game.mesh.sent_frames,
-        "bytes_sent": game.mesh.sent_bytes,
-        "step_ms": milliseconds(StepKind.GAME),
-        "deck_round_ms": milliseconds(StepKind.DECK_ROUND),
-        "audit_step_ms": milliseconds(StepKind.AUDIT),
-    }
-
-
-def describe(summary: dict[str, Any]) -> str:
-    who = f"{summary['name']} (seat {summary['seat']})"
-    if summary["cheat"]:
-        cheat = summary["cheat"]
-        blamed = "the deal" if cheat["seat"] is None else summary["names"][cheat["seat"]]
-        return f"{who}: the game stopped at step {cheat['step']}: {blamed} {cheat['reason']}"
-    if summary["gone"]:
-        gone = " and ".join(summary["names"][seat] for seat in summary["gone"])
-        audit = "passed" if not summary["audit"] else "; ".join(summary["audit"])
-        return f"{who}: the game ended without {gone}, gone for good; audit: {audit}"
-    if summary["scores"] is None:
-        return f"{who}: the game ended without a result"
-    scores = ", ".join(f"{n} {s}" for n, s in zip(summary["names"], summary["scores"], strict=True))
-    audit = "passed" if not summary["audit"] else "FAILED: " + "; ".join(summary["audit"])
-    agreed = "all peers agree" if summary["agreed"] else "the peers DISAGREE on the final state"
-    return f"{who}: final scores {scores}; {agreed}; audit {audit}"
+    return report(game, outcome, args.json)
 
 
 # --- bean-client play --------------------------------------------------------------------------

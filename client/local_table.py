@@ -124,7 +124,7 @@ async def play_against_bots(reactor: Any, args: argparse.Namespace) -> int:
         if args.no_human:
             print(f"{seats} bots are playing on this machine (lobby on {LOCAL}:{port})...")
         else:
-            from client.repl import play_human_seat
+            from client.screen import play_human_seat
 
             outcome = await play_human_seat(reactor, args, LOCAL, port, seats)
             if outcome.final is None:  # the person left or the game stopped: end the bots too

@@ -16,10 +16,8 @@ from pathlib import Path
 from prompt_toolkit.formatted_text import FormattedText
 
 from client.gamefile import GameFile, GameFileError
-from client.player_view import PlayerView
-from client.render import colour_wanted, render_event, render_table, show
-from protocol.deck import audit
-from protocol.deck_errors import AuditError
+from client.screen import PlayerView, colour_wanted, render_event, render_table, show
+from protocol.deck import AuditError, audit
 from protocol.identity import SignatureError, SignedEnvelope, Verifier
 from protocol.lockstep import Cheat, GameConfig, Lockstep, StepReport
 from protocol.messages import MessageError

@@ -9,7 +9,6 @@ the others show "waiting for NAME".
 from __future__ import annotations
 
 import argparse
-import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -72,20 +71,15 @@ async def run_resume(reactor: Any, args: argparse.Namespace) -> int:
     path = Path(args.gamefile)
     if args.bot is not None:
         from client.bot_player import BotPlayer
-        from client.bots import GreedyBot, RandomBot
-        from client.cli import describe, summarize
+        from client.bots import strategy_named
+        from client.summary import report
 
-        strategy = GreedyBot() if args.bot == "greedy" else RandomBot()
+        player = BotPlayer(reactor, strategy_named(args.bot))
         game, outcome = await resume_game(
-            reactor, path, BotPlayer(reactor, strategy), args.step_deadline, args.abandon_after
+            reactor, path, player, args.step_deadline, args.abandon_after
         )
-        summary = summarize(game, outcome)
-        print(describe(summary), flush=True)
-        if args.json:
-            print(json.dumps(summary), flush=True)
-        return 0 if summary["ok"] else 1
-    from client.render import colour_wanted
-    from client.repl import GameScreen, Terminal, in_twisted
+        return report(game, outcome, args.json)
+    from client.screen import GameScreen, Terminal, colour_wanted, in_twisted
 
     screen = GameScreen(Terminal(colour_wanted()))
     started: Deferred[PeerGame] = Deferred()

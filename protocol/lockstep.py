@@ -30,11 +30,20 @@ from concurrent.futures import Executor
 from dataclasses import dataclass, field
 
 from protocol.cards import Card, setup_for
-from protocol.deck import DeckPlayer, audit
-from protocol.deck_errors import AuditError, DeckError
-from protocol.deck_messages import DeckMessage, EpochMessage, Keys, SeedReveal, decode_message
-from protocol.deck_public import Opening
-from protocol.deck_schedule import DeckConfig, epoch_rounds
+from protocol.deck import (
+    AuditError,
+    DeckConfig,
+    DeckError,
+    DeckMessage,
+    DeckPlayer,
+    EpochMessage,
+    Keys,
+    Opening,
+    SeedReveal,
+    audit,
+    decode_message,
+    epoch_rounds,
+)
 from protocol.kdf import derive
 from protocol.messages import GameStart, MessageError
 from protocol.peer_messages import StepBody

@@ -36,10 +36,16 @@ from dataclasses import dataclass
 
 import msgpack
 
-from protocol.deck import DeckConfig, DeckPlayer, audit, decode_message
-from protocol.deck_messages import DeckMessage, EpochMessage
-from protocol.deck_proofs import multiply_all
-from protocol.group import ED25519
+from protocol.deck import (
+    ED25519,
+    DeckConfig,
+    DeckMessage,
+    DeckPlayer,
+    EpochMessage,
+    audit,
+    decode_message,
+    multiply_all,
+)
 
 DECK_SIZE = {3: 150, 4: 130, 5: 130, 6: 144, 7: 144}
 WORKERS = 2

@@ -15,7 +15,7 @@ from typing import Any
 import msgpack
 
 from client.game import PeerGame
-from protocol.deck_messages import Keys
+from protocol.deck import Keys
 from protocol.peer_messages import STEP_DOMAIN, StepBody, StepFrame
 from protocol.rules import Plant
 

@@ -17,8 +17,9 @@ from typing import Any
 import msgpack
 
 from protocol.deck import DeckConfig, DeckPlayer, Opening, audit, decode_message
-from protocol.deck_errors import AuditError, DeckError, WireError
-from protocol.deck_messages import (
+from protocol.deck.errors import AuditError, DeckError, WireError
+from protocol.deck.group import ED25519, Point, Scalar
+from protocol.deck.messages import (
     DeckMessage,
     EpochMessage,
     Keys,
@@ -27,15 +28,14 @@ from protocol.deck_messages import (
     Shuffle,
     ShuffleAnswers,
 )
-from protocol.deck_proofs import (
+from protocol.deck.proofs import (
     challenge_bits,
     shadow_commitment,
     shuffle_context,
     shuffle_statement,
 )
-from protocol.deck_public import EpochState
-from protocol.deck_secrets import SeatSecrets
-from protocol.group import ED25519, Point, Scalar
+from protocol.deck.public import EpochState
+from protocol.deck.secrets import SeatSecrets
 from protocol.kdf import Stream
 
 Tamper = Callable[[int, dict[str, Any]], dict[str, Any]]

@@ -4,11 +4,11 @@ python -m tests.lan_repl_player HOST:PORT --seats N --name NAME --listen ENDPOIN
                                 [--proof-rounds R] [--step-deadline S]
 
 It joins the lobby the way the REPL does (client.session: open the peer port, match) and plays
-the roster (client.repl.play_roster) at a GameScreen whose keyboard is a prompt_toolkit pipe,
+the roster (client.screen.repl.play_roster) at a GameScreen whose keyboard is a prompt_toolkit pipe,
 typed into by tests/typist.py: every move is a command line the REPL parses, checks and
 submits. At the end it prints one JSON line about the REPL (`{"typed": ..., "seen": ...,
 "last_shown": ...}`) and then, as its last line, the JSON summary `bean-client bot --json`
-prints (client.cli.summarize). Exit status: 0 when the game ended with every peer agreeing and
+prints (client.summary.summarize). Exit status: 0 when the game ended with every peer agreeing and
 the audit passing, else 1.
 """
 
@@ -21,12 +21,12 @@ from typing import Any
 from prompt_toolkit.input import create_pipe_input
 from prompt_toolkit.output import DummyOutput
 
-from client.cli import summarize
 from client.identity_store import load_or_create
 from client.lobby_client import parse_lobby_address
-from client.repl import GameScreen, Terminal, play_roster
 from client.runtime import run
+from client.screen import GameScreen, Terminal, play_roster
 from client.session import Seat, match, open_peer_port
+from client.summary import summarize
 from protocol.messages import RoomOptions
 from tests.typist import Typist
 

@@ -12,7 +12,8 @@ from hypothesis import strategies as st
 from prompt_toolkit.completion import CompleteEvent
 from prompt_toolkit.document import Document
 
-from client.commands import (
+from client.screen import PlayerView
+from client.screen.commands import (
     CommandError,
     LeaveGame,
     Question,
@@ -23,8 +24,8 @@ from client.commands import (
     command_for,
     parse_game_command,
 )
-from client.completion import GameCompleter, LobbyCompleter
-from client.lobby_commands import (
+from client.screen.completion import GameCompleter, LobbyCompleter
+from client.screen.lobby_commands import (
     LobbyConnect,
     LobbyCreate,
     LobbyHelp,
@@ -38,7 +39,6 @@ from client.lobby_commands import (
     LobbyWho,
     parse_lobby_command,
 )
-from client.player_view import PlayerView
 from protocol.cards import CARDS_OF, Bean, bean_of
 from protocol.kdf import Stream
 from protocol.messages import RoomOptions, RoomSummary

@@ -13,7 +13,7 @@ import nacl.bindings as sodium
 import pytest
 
 from protocol.deck import Opening
-from protocol.deck_errors import (
+from protocol.deck.errors import (
     AccountingError,
     AuditError,
     BadKey,
@@ -28,10 +28,10 @@ from protocol.deck_errors import (
     ScheduleError,
     WireError,
 )
-from protocol.deck_messages import Commit, Dispute, EpochMessage, Keys, Shuffle
-from protocol.deck_public import EpochState, account, card_point
-from protocol.deck_secrets import SeatSecrets, coin_commitment
-from protocol.group import ED25519_ORDER, Point
+from protocol.deck.group import ED25519_ORDER, Point
+from protocol.deck.messages import Commit, Dispute, EpochMessage, Keys, Shuffle
+from protocol.deck.public import EpochState, account, card_point
+from protocol.deck.secrets import SeatSecrets, coin_commitment
 from tests.deck_harness import (
     GROUP,
     Blamed,
@@ -104,7 +104,7 @@ def test_every_physical_card_has_its_own_point_so_no_ciphertexts_ever_repeat():
 
 
 def test_a_card_table_with_a_shared_point_or_an_identity_is_refused():
-    from protocol.deck_public import require_distinct
+    from protocol.deck.public import require_distinct
 
     points = [card_point(GROUP, b"encoding game id", card) for card in range(5)]
     with pytest.raises(ValueError, match="same point"):

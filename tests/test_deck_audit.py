@@ -9,11 +9,11 @@ from typing import Any
 
 import pytest
 
-from protocol import deck_public
 from protocol.deck import DeckPlayer
-from protocol.deck_errors import ReplayMismatch
-from protocol.deck_secrets import SeatSecrets
-from protocol.group import Scalar
+from protocol.deck import public as deck_public
+from protocol.deck.errors import ReplayMismatch
+from protocol.deck.group import Scalar
+from protocol.deck.secrets import SeatSecrets
 from tests.deck_harness import Table
 
 CARDS = tuple(range(12))

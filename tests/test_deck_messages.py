@@ -5,8 +5,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from protocol.deck_errors import WireError
-from protocol.deck_messages import (
+from protocol.deck.errors import WireError
+from protocol.deck.messages import (
     Coins,
     Commit,
     Dispute,

@@ -6,7 +6,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from protocol.deck_proofs import (
+from protocol.deck.group import ED25519, ED25519_ORDER, Point, Scalar
+from protocol.deck.proofs import (
     answer_round,
     challenge_bits,
     check_dleq_slots,
@@ -18,8 +19,7 @@ from protocol.deck_proofs import (
     shuffle_context,
     shuffle_statement,
 )
-from protocol.deck_public import card_point
-from protocol.group import ED25519, ED25519_ORDER, Point, Scalar
+from protocol.deck.public import card_point
 from protocol.kdf import Stream
 
 GAME = b"proof test game!"

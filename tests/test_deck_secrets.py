@@ -4,9 +4,9 @@ nothing secret shows in a repr or an error."""
 import itertools
 from collections import Counter
 
-import protocol.deck_secrets as deck_secrets
-from protocol.deck_secrets import SeatSecrets, coin_commitment, seed_commitment
-from protocol.group import ED25519
+import protocol.deck.secrets as deck_secrets
+from protocol.deck import ED25519
+from protocol.deck.secrets import SeatSecrets, coin_commitment, seed_commitment
 from tests.deck_harness import Blamed, Table, flip, rewrite_kind, slot_key
 
 SEED = bytes(range(32))

@@ -14,8 +14,8 @@ from collections import Counter
 import pytest
 
 from protocol.deck import DeckConfig, DeckPlayer
-from protocol.deck_public import EpochState
-from protocol.group import Scalar
+from protocol.deck.group import Scalar
+from protocol.deck.public import EpochState
 from tests.deck_harness import seed_for, slot_key
 
 CARDS = (0, 1, 2, 3)

@@ -10,8 +10,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 from nacl.exceptions import CryptoError
 
-from protocol.deck_public import card_point, card_points
-from protocol.group import ED25519, ED25519_ORDER, InvalidPoint, InvalidScalar, Scalar
+from protocol.deck.group import ED25519, ED25519_ORDER, InvalidPoint, InvalidScalar, Scalar
+from protocol.deck.public import card_point, card_points
 
 L = ED25519_ORDER
 P = 2**255 - 19
@@ -213,7 +213,7 @@ def test_card_points_follow_the_published_hash_to_curve_recipe():
     # recomputed here straight from hashlib and libsodium.
     import hashlib
 
-    from protocol.deck_public import CARD_POINT_LABEL
+    from protocol.deck.public import CARD_POINT_LABEL
     from protocol.kdf import encode_label
 
     for card in (0, 1, 153):

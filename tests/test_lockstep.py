@@ -8,7 +8,7 @@ import secrets
 import pytest
 
 from client.bots import GreedyBot, RandomBot
-from protocol.deck_messages import Keys, SeedReveal, decode_message
+from protocol.deck import Keys, SeedReveal, decode_message
 from protocol.lockstep import Cheat, Lockstep
 from protocol.peer_messages import StepBody
 from protocol.rules import Accept, EndTrading, MakeOffer, Phase, Plant, RuleError

@@ -7,8 +7,7 @@ import msgpack
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from protocol.deck_errors import DeckError
-from protocol.deck_messages import decode_message
+from protocol.deck import DeckError, decode_message
 from protocol.messages import MessageError
 from protocol.peer_messages import HANDSHAKE, PEER_LINK, Heartbeat, PeerChat, StepBody, StepFrame
 from protocol.rules import EndPlanting, Harvest

@@ -13,9 +13,9 @@ from prompt_toolkit.formatted_text import FormattedText, to_plain_text
 from prompt_toolkit.output.vt100 import Vt100_Output
 from prompt_toolkit.utils import get_cwidth
 
-from client.commands import Submit, parse_game_command
-from client.player_view import PlayerView
-from client.render import (
+from client.screen import PlayerView
+from client.screen.commands import Submit, parse_game_command
+from client.screen.render import (
     colour_wanted,
     render_chat,
     render_error,

@@ -29,14 +29,12 @@ from twisted.internet.defer import Deferred, DeferredList, succeed
 from twisted.internet.task import Clock
 
 from client.cli import build_parser
-from client.commands import Submit, parse_game_command
 from client.discovery import FoundLobby
 from client.game import Outcome, View
 from client.gamefile import GameFileWriter, game_path
-from client.lobby_screen import run_connect
 from client.local_table import spawn_bot
-from client.player_view import PlayerView
-from client.repl import GameScreen, Terminal, in_twisted, play_human_seat
+from client.screen import GameScreen, PlayerView, Terminal, in_twisted, play_human_seat, run_connect
+from client.screen.commands import Submit, parse_game_command
 from protocol.identity import Identity
 from protocol.lockstep import StepReport
 from protocol.messages import GAME_ID_BYTES, GameStart, RoomOptions, Seat

@@ -3,7 +3,7 @@
 The typist watches the game its screen shows (after every step, and whenever the prompt comes
 back after a line) and types command lines into the prompt's input, one at a time, as a person
 would. It plays like a greedy bot (client.bots.GreedyBot, its moves written out with
-client.commands.command_for), except for a few moves it makes whenever it can until they have
+client.screen.commands.command_for), except for a few moves it makes whenever it can until they have
 happened, so that a test sees every kind of exchange:
 
 - it makes an offer a bot accepts: a counter to a bot's offer, or a hand card the active bot
@@ -26,7 +26,9 @@ from typing import Any
 from prompt_toolkit.input import PipeInput
 
 from client.bots import GreedyBot, planting_gain
-from client.commands import (
+from client.game import Outcome, PeerGame
+from client.screen import GameScreen, PlayerView
+from client.screen.commands import (
     CommandError,
     Question,
     Submit,
@@ -34,9 +36,6 @@ from client.commands import (
     parse_game_command,
     player_token,
 )
-from client.game import Outcome, PeerGame
-from client.player_view import PlayerView
-from client.repl import GameScreen
 from protocol.cards import bean_of
 from protocol.lockstep import StepReport
 from protocol.rules import (

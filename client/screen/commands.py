@@ -9,7 +9,7 @@ several matching cards to give), the result is a `Question` whose choices each r
 actions; nothing is ever picked on the player's behalf. Several actions may be joined with `;`
 into one lockstep step (`h 2; p 2`).
 
-Lobby mode has its own commands (client.lobby_commands) built from the same parts.
+Lobby mode has its own commands (client.screen.lobby_commands) built from the same parts.
 
 The rules are asked, never restated: what fits where, which offers are open and which cards
 meet them come from `legal_actions`, `offer_options` and `accepters`.
@@ -24,7 +24,7 @@ from enum import StrEnum
 from itertools import combinations, product
 from typing import Generic, TypeVar
 
-from client.player_view import PlayerView, bean_list, field_words, join_words
+from client.screen.player_view import PlayerView, bean_list, field_words, join_words
 from protocol.cards import Bean, Card, bean_of, parse_bean
 from protocol.messages import CHAT_MAX_CHARS
 from protocol.rules import (

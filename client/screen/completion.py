@@ -17,7 +17,7 @@ from typing import NamedTuple
 from prompt_toolkit.completion import CompleteEvent, Completer, Completion
 from prompt_toolkit.document import Document
 
-from client.commands import (
+from client.screen.commands import (
     FACE_WORD,
     GAME_COMMANDS,
     GIVE_WORDS,
@@ -32,8 +32,8 @@ from client.commands import (
     player_token,
     resolve_player,
 )
-from client.lobby_commands import LOBBY_COMMANDS, RULE_WORDS
-from client.player_view import PlayerView, bean_list, field_words, offer_summary
+from client.screen.lobby_commands import LOBBY_COMMANDS, RULE_WORDS
+from client.screen.player_view import PlayerView, bean_list, field_words, offer_summary
 from protocol.cards import Bean, bean_of
 from protocol.messages import MAX_SEATS, MIN_SEATS, RoomSummary
 from protocol.rules import (

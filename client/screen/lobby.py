@@ -1,7 +1,7 @@
 """Lobby mode: `bean-client connect [HOST[:PORT]]`, a person's way into games on a LAN.
 
 Find the lobby (the address given, or LAN discovery), say who you are, pick or open a room;
-when the room starts, the game is played in game mode (client.repl.GameScreen), and at its end
+when the room starts, the game is played in game mode (`repl.GameScreen`), and at its end
 the outcome is printed and the lobby prompt comes back, where `rematch` finds a table with the
 same seats and options. One identity and one peer port (the port the lobby tells the other
 players) serve the whole session. The lobby connection stays open during a game, for the way
@@ -25,8 +25,6 @@ from twisted.internet.defer import Deferred
 from twisted.internet.defer import TimeoutError as RequestTimeout
 from twisted.internet.error import CannotListenError
 
-from client.commands import CommandError
-from client.completion import LobbyCompleter
 from client.discovery import FoundLobby, find_lobbies
 from client.gamefile import GameFileError, unfinished_games
 from client.identity_store import load_or_create
@@ -38,7 +36,10 @@ from client.lobby_client import (
     LobbyListener,
     parse_lobby_address,
 )
-from client.lobby_commands import (
+from client.mesh import PeerListener
+from client.screen.commands import CommandError
+from client.screen.completion import LobbyCompleter
+from client.screen.lobby_commands import (
     LobbyConnect,
     LobbyCreate,
     LobbyHelp,
@@ -54,9 +55,8 @@ from client.lobby_commands import (
     LobbyWho,
     parse_lobby_command,
 )
-from client.mesh import PeerListener
-from client.player_view import join_words
-from client.render import (
+from client.screen.player_view import join_words
+from client.screen.render import (
     STYLE,
     colour_wanted,
     render_chat,
@@ -65,7 +65,7 @@ from client.render import (
     render_room,
     render_rooms,
 )
-from client.repl import GameScreen, Terminal, end_prompt, in_twisted, play_roster, redraw
+from client.screen.repl import GameScreen, Terminal, end_prompt, in_twisted, play_roster, redraw
 from client.session import Seat, check_reachable, connect_lobby, open_peer_port, peer_host
 from protocol.identity import Identity, IdentityError
 from protocol.messages import GameStart, Member, MessageError, RoomOptions, RoomState, RoomSummary

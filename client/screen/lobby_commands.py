@@ -14,8 +14,15 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
-from client.commands import Command, CommandError, chat_text, command_of, help_topic, number_in
 from client.lobby_client import parse_lobby_address
+from client.screen.commands import (
+    Command,
+    CommandError,
+    chat_text,
+    command_of,
+    help_topic,
+    number_in,
+)
 from protocol.messages import (
     MAX_SEATS,
     MIN_SEATS,

@@ -18,7 +18,7 @@ from prompt_toolkit.output import Output
 from prompt_toolkit.styles import Style
 from prompt_toolkit.utils import get_cwidth
 
-from client.commands import (
+from client.screen.commands import (
     GAME_COMMANDS,
     GIVE_HELP,
     WANT_HELP,
@@ -27,8 +27,8 @@ from client.commands import (
     command_for,
     find_command,
 )
-from client.lobby_commands import LOBBY_COMMANDS
-from client.player_view import PlayerView, bean_list, field_words, join_words
+from client.screen.lobby_commands import LOBBY_COMMANDS
+from client.screen.player_view import PlayerView, bean_list, field_words, join_words
 from protocol.cards import Bean, Card, bean_of
 from protocol.messages import RoomOptions, RoomState, RoomSummary
 from protocol.rules import (

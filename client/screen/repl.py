@@ -2,8 +2,8 @@
 
 prompt_toolkit runs on the asyncio loop the Twisted reactor also runs on; the prompt is awaited
 (`prompt_async`), never blocking the reactor, and everything that happens meanwhile is printed
-above it. Parsing, completion and what the screen shows are pure (client.commands,
-client.completion, client.render); this module wires them to the game driver and the lobby.
+above it. Parsing, completion and what the screen shows are pure (`commands`,
+`completion`, `render`); this module wires them to the game driver and the lobby.
 See docs/repl.md for the commands.
 """
 
@@ -26,7 +26,10 @@ from prompt_toolkit.output import Output
 from prompt_toolkit.patch_stdout import patch_stdout
 from twisted.internet.defer import Deferred
 
-from client.commands import (
+from client.game import Outcome, PeerGame, Player
+from client.identity_store import load_or_create
+from client.mesh import PeerListener
+from client.screen.commands import (
     CommandError,
     LeaveGame,
     Question,
@@ -36,12 +39,9 @@ from client.commands import (
     View,
     parse_game_command,
 )
-from client.completion import GameCompleter
-from client.game import Outcome, PeerGame, Player
-from client.identity_store import load_or_create
-from client.mesh import PeerListener
-from client.player_view import PlayerView, join_words
-from client.render import (
+from client.screen.completion import GameCompleter
+from client.screen.player_view import PlayerView, join_words
+from client.screen.render import (
     STYLE,
     WIDTH,
     colour_wanted,

@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar, TypeVar
 
-from .deck_errors import WireError
+from .errors import WireError
 
 MAX_PLAYERS = 7
 MAX_CARDS = 154

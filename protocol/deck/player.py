@@ -1,8 +1,8 @@
 """The jointly shuffled deck: one seat's player object, and the audit.
 
 A `DeckPlayer` is one seat's view: its secrets (all derived from one committed seed) and its
-own `PublicDeck`. Seats exchange only plain messages (`protocol.deck_messages`) on the fixed
-round schedule of `protocol.deck_schedule`; the protocol, the checks and the audit are
+own `PublicDeck`. Seats exchange only plain messages (`protocol.deck.messages`) on the fixed
+round schedule of `protocol.deck.schedule`; the protocol, the checks and the audit are
 described in docs/deck.md and CRYPTO.md. Pure code: no I/O, no clock. Pass an Executor to spread
 the independent rounds of proofs and slots of a deck over cores.
 
@@ -28,7 +28,9 @@ from concurrent.futures import Executor
 from dataclasses import dataclass, field
 from typing import NoReturn
 
-from .deck_errors import (
+from protocol.kdf import encode_label
+
+from .errors import (
     AuditError,
     CommitmentError,
     DeckError,
@@ -37,7 +39,8 @@ from .deck_errors import (
     ReplayMismatch,
     ScheduleError,
 )
-from .deck_messages import (
+from .group import ED25519, Group, InvalidPoint, Point, Scalar
+from .messages import (
     PART_NAMES,
     Coins,
     Commit,
@@ -53,7 +56,7 @@ from .deck_messages import (
     ShuffleAnswers,
     decode_message,
 )
-from .deck_proofs import (
+from .proofs import (
     answer_round,
     dleq_statement,
     multiply_all,
@@ -64,8 +67,8 @@ from .deck_proofs import (
     shuffle_context,
     spread,
 )
-from .deck_public import EpochState, Opening, PublicDeck, account, card_point, card_points
-from .deck_schedule import (
+from .public import EpochState, Opening, PublicDeck, account, card_point, card_points
+from .schedule import (
     DeckConfig,
     answers_round,
     epoch_rounds,
@@ -74,9 +77,7 @@ from .deck_schedule import (
     shadows_round,
     shuffle_round,
 )
-from .deck_secrets import SeatSecrets, coin_commitment, seed_commitment
-from .group import ED25519, Group, InvalidPoint, Point, Scalar
-from .kdf import encode_label
+from .secrets import SeatSecrets, coin_commitment, seed_commitment
 
 __all__ = [
     "AuditError",

@@ -26,9 +26,10 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import Executor
 from typing import TypeVar
 
-from .deck_secrets import VERSION
+from protocol.kdf import encode_label
+
 from .group import Group, InvalidPoint, InvalidScalar, Point, Scalar
-from .kdf import encode_label
+from .secrets import VERSION
 
 Item = TypeVar("Item")
 Result = TypeVar("Result")

@@ -18,7 +18,9 @@ from concurrent.futures import Executor
 from dataclasses import dataclass, field
 from typing import NoReturn
 
-from .deck_errors import (
+from protocol.kdf import encode_label
+
+from .errors import (
     AccountingError,
     BadKey,
     BadPoint,
@@ -30,7 +32,8 @@ from .deck_errors import (
     ScheduleError,
     WireError,
 )
-from .deck_messages import (
+from .group import ED25519, Group, InvalidPoint, InvalidScalar, Point, Scalar
+from .messages import (
     MAX_CARDS,
     Coins,
     Commit,
@@ -43,7 +46,7 @@ from .deck_messages import (
     Shuffle,
     ShuffleAnswers,
 )
-from .deck_proofs import (
+from .proofs import (
     challenge_bits,
     check_dleq_slots,
     check_shadow_rounds,
@@ -54,10 +57,8 @@ from .deck_proofs import (
     shuffle_statement,
     spread,
 )
-from .deck_schedule import DeckConfig, coins_round, parts_due
-from .deck_secrets import VERSION, coin_commitment
-from .group import ED25519, Group, InvalidPoint, InvalidScalar, Point, Scalar
-from .kdf import encode_label
+from .schedule import DeckConfig, coins_round, parts_due
+from .secrets import VERSION, coin_commitment
 
 ALL_CARDS = MAX_CARDS  # physical cards in the box, ids 0..153; the rules own their bean types
 CARD_POINT_LABEL = b"bohnanza-p2p card point v1"

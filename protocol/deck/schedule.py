@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .deck_messages import MAX_PLAYERS, MAX_PROOF_ROUNDS
+from .messages import MAX_PLAYERS, MAX_PROOF_ROUNDS
 
 MIN_PLAYERS = 3  # the proof rounds k+1..k+3 must fit beside the relock chain
 DEFAULT_PROOF_ROUNDS = 40

@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import hashlib
 
+from protocol.kdf import Label, Stream, derive, encode_label
+
 from .group import Group, InvalidScalar, Scalar
-from .kdf import Label, Stream, derive, encode_label
 
 VERSION = "bohnanza-p2p deck v1"
 SEED_SIZE = 32

@@ -1,0 +1,38 @@
+"""The person's terminal: everything that draws the game or the lobby, or reads a keyboard.
+
+What it offers (the entry points import these from `client.screen`):
+
+- `run_connect`: `bean-client connect`, the lobby prompt and the games played from it;
+- `GameScreen` on a `Terminal`, with `in_twisted`, `play_human_seat` and `play_roster`: one
+  person's seat in a game, as `play` and `resume` start it;
+- `PlayerView`, `render_table`, `render_event`, `show` and `colour_wanted`: the table and its
+  events as text, for `bean-client replay`.
+
+Inside: `commands` and `lobby_commands` (what a person types, parsed into moves), `completion`,
+`player_view` (the words for cards, fields and players), `render` (what the screen shows), and
+`repl` and `lobby`, which wire them to prompt_toolkit and the game driver. The parts that parse,
+complete and render are pure and tested without a terminal.
+
+Only the entry points (`client.cli` and the commands it runs) import this package; the game
+driver, the mesh, the bots and the game file must never import it, so that a bot or a test
+plays without a terminal.
+"""
+
+from client.screen.lobby import run_connect
+from client.screen.player_view import PlayerView
+from client.screen.render import colour_wanted, render_event, render_table, show
+from client.screen.repl import GameScreen, Terminal, in_twisted, play_human_seat, play_roster
+
+__all__ = [
+    "GameScreen",
+    "PlayerView",
+    "Terminal",
+    "colour_wanted",
+    "in_twisted",
+    "play_human_seat",
+    "play_roster",
+    "render_event",
+    "render_table",
+    "run_connect",
+    "show",
+]

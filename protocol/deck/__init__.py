@@ -1,0 +1,46 @@
+"""The jointly shuffled deck: commutative locks on a prime-order group, proofs, and the audit.
+
+What it offers (import these from `protocol.deck`, never from its modules):
+
+- `DeckPlayer`: one seat's side of the deck, with the secrets derived from its committed seed;
+  `audit`: anyone's check of a whole transcript once the seeds are revealed;
+- `DeckConfig` and `epoch_rounds`: a game's deck parameters and its fixed round schedule;
+- the deck's wire messages (`DeckMessage`, `EpochMessage`, `Keys`, `SeedReveal`) and
+  `decode_message`, which names the author of a malformed one;
+- `Opening`, the keys a step owes for some slots, and the errors (`DeckError`, `AuditError`),
+  each naming the seat to blame;
+- `ED25519` and `multiply_all`: the group and its bulk work, for the benchmarks.
+
+Inside: `player` (a seat's secrets and messages), `public` (every check made from public
+data), `proofs` (shuffle and relock proofs), `schedule`, `secrets` (the KDF labels of every
+secret), `messages`, `errors`, and `group` (edwards25519 through libsodium). The protocol and
+its pitfalls: docs/deck.md and ../shared/CRYPTO.md.
+
+It must never import the rules, the lockstep or anything with I/O: the deck knows card ids and
+slots, not beans or turns. Only `protocol.kdf` is shared with the rest of protocol/.
+"""
+
+from .errors import AuditError, DeckError
+from .group import ED25519
+from .messages import DeckMessage, EpochMessage, Keys, SeedReveal, decode_message
+from .player import DeckPlayer, audit
+from .proofs import multiply_all
+from .public import Opening
+from .schedule import DeckConfig, epoch_rounds
+
+__all__ = [
+    "ED25519",
+    "AuditError",
+    "DeckConfig",
+    "DeckError",
+    "DeckMessage",
+    "DeckPlayer",
+    "EpochMessage",
+    "Keys",
+    "Opening",
+    "SeedReveal",
+    "audit",
+    "decode_message",
+    "epoch_rounds",
+    "multiply_all",
+]
