@@ -1,44 +1,47 @@
-"""The full mesh of authenticated TCP links between the seats of one game.
+"""The full mesh of sealed links between the seats of one game.
 
 Each client listens on one port for its peers (announced to the lobby before any game). When a
 game starts, every seat dials the seats after it in the roster and accepts links from the seats
-before it, so each pair has one link. A link is up only after both ends proved, by signing the
-other's fresh nonce, that they hold the key the roster gives their seat. A link that drops is
-dialled again with backoff by the seat that dialled it first.
+before it, so each pair has one link. Every link is TLS 1.3 (client/sealed.py): both ends show
+a certificate of their identity key, and the link is up only once each end found in the other's
+certificate exactly the key the roster gives that seat (the dialler before it says anything,
+the listener as soon as the dialler names its seat). From then on TLS encrypts every byte and
+checks its integrity: bytes changed, added, replayed or dropped on the way end the link, which
+is reported as a problem of the link (`link_down`) and never as the seat's doing, and the seat
+that dialled dials again with backoff.
 
-The mesh moves frames; it does not judge them. What arrives on an authenticated link goes to a
-`MeshHandler` with the seat it came from (the game driver decides what a frame means).
+The mesh moves frames; it does not judge them. What arrives on a link goes to a `MeshHandler`
+with the seat it came from (the game driver decides what a frame means).
 """
 
 from __future__ import annotations
 
-import secrets
 from collections.abc import Sequence
 from typing import Any
 
 from twisted.internet.defer import Deferred, DeferredList, succeed
 from twisted.internet.endpoints import HostnameEndpoint, serverFromString
-from twisted.internet.interfaces import IListeningPort
+from twisted.internet.interfaces import IHandshakeListener, IListeningPort
 from twisted.internet.protocol import Factory, Protocol, connectionDone
 from twisted.logger import Logger
 from twisted.python.failure import Failure
+from zope.interface import implementer
 
+from client import sealed
 from client.faults import FrameFaults
 from client.lan_checks import explain_peer_link_failure
-from protocol.identity import Identity, SignatureError, SignedEnvelope, verify
+from protocol.identity import Identity, fingerprint
 from protocol.messages import PROTOCOL_VERSION, FrameDecoder, GameStart, Message, MessageError
 from protocol.messages import encode as encode_message
 from protocol.messages import frame as make_frame
 from protocol.peer_messages import (
-    AUTH_DOMAIN,
     HANDSHAKE,
     HANDSHAKE_MAX_FRAME,
     PEER_LINK,
     PEER_MAX_FRAME,
-    PeerAuth,
     PeerHello,
-    auth_payload,
 )
+from protocol.sealed import describe_key
 
 log = Logger()
 
@@ -58,19 +61,28 @@ class MeshHandler:
     def received(self, seat: int, message: Message) -> None: ...
 
     def misbehaved(self, seat: int, reason: str) -> None:
-        """An authenticated peer sent something that breaks the link protocol."""
+        """A peer wrote, on its own sealed link, something that breaks the link protocol (no
+        signature proves it to anyone else: it is no evidence against the seat)."""
 
 
+TAMPERED = (
+    "the link's bytes failed TLS's integrity check (changed, added or dropped on the way, "
+    "or the connection broke): it is closed and dialled again, and nobody is blamed"
+)
+
+
+@implementer(IHandshakeListener)
 class PeerLink(Protocol):
-    """One TCP connection to a peer: the handshake, then framed messages."""
+    """One sealed connection to a peer: TLS, the hellos, then framed messages."""
 
     def __init__(self, listener: PeerListener | None, mesh: Mesh | None, seat: int | None) -> None:
         self.listener = listener  # set on accepted links until the game is known
         self.mesh = mesh
         self.seat = seat  # the peer's seat: known when dialling, learned when accepting
         self.decoder = FrameDecoder(HANDSHAKE_MAX_FRAME)
-        self.nonce = secrets.token_bytes(32)
-        self.peer_nonce: bytes | None = None
+        self.sealed = not sealed.UNSEALED_LINKS_FOR_BENCHMARKS_ONLY
+        self.peer_key: bytes | None = None  # the key in the peer's certificate
+        self.heard_hello = False
         self.sent_hello = False
         self.authenticated = False
         self.closed = False
@@ -87,8 +99,27 @@ class PeerLink(Protocol):
         self.transport.setTcpNoDelay(True)
         reactor = self._reactor()
         self._timeout = reactor.callLater(HANDSHAKE_TIMEOUT, self._handshake_timed_out)
-        if self.mesh is not None:  # we dialled: we speak first
+        if not self.sealed:
+            self.handshakeCompleted()
+
+    def handshakeCompleted(self) -> None:
+        """TLS is up: the peer proved it holds the key in its certificate. The dialler checks
+        that key against the roster now and speaks first; the listener checks it once the
+        hello says which seat the peer claims."""
+        self.peer_key = sealed.peer_key(self.transport)
+        if self.mesh is not None and not self.closed:
+            assert self.seat is not None
+            if self._key_refused(self.mesh, self.seat):
+                return
             self._send_hello()
+
+    def expect_key(self, key: bytes) -> bool:
+        """The dialler's TLS check: the certificate must hold the dialled seat's roster key."""
+        assert self.mesh is not None and self.seat is not None
+        if key == self.mesh.roster.seats[self.seat].public_key:
+            return True
+        self.failure = self._wrong_key(self.mesh, self.seat, key)
+        return False
 
     def dataReceived(self, data: bytes) -> None:
         try:
@@ -105,6 +136,12 @@ class PeerLink(Protocol):
         self._cancel_timeout()
         if not self.lost.called:
             self.lost.callback(None)
+        if self.failure is None and sealed.integrity_failure(reason):
+            self.failure = (
+                TAMPERED
+                if self.peer_key is not None
+                else (f"the TLS handshake failed ({reason.getErrorMessage()[:120]})")
+            )
         if self.mesh is not None:
             self.mesh._link_lost(self, self.failure or reason.getErrorMessage())
         elif self.listener is not None:
@@ -128,7 +165,7 @@ class PeerLink(Protocol):
             self._cancel_timeout()
             self.transport.loseConnection()
 
-    # --- the handshake ---
+    # --- the hellos ---
 
     def _frame(self, payload: bytes) -> None:
         if self.authenticated:
@@ -139,67 +176,65 @@ class PeerLink(Protocol):
             except Exception:  # the driver's fault must not become the peer's
                 log.failure("handling a message from seat {seat}", seat=self.seat)
             return
+        if self.sealed and self.peer_key is None:
+            raise MessageError("a frame before the TLS handshake ended")
         message = HANDSHAKE.decode(payload)
-        if isinstance(message, PeerHello):
-            self._hello(message)
-        elif isinstance(message, PeerAuth):
-            self._auth(message)
+        assert isinstance(message, PeerHello)
+        self._hello(message)
 
     def _hello(self, hello: PeerHello) -> None:
-        if self.peer_nonce is not None:
+        if self.heard_hello:
             raise MessageError("a second peer_hello on one link")
+        self.heard_hello = True
         if self.mesh is None:
             assert self.listener is not None
-            self.peer_nonce = hello.nonce
             self.listener._route(self, hello)  # attaches a mesh, now or when the roster comes
             return
         if hello.game != self.mesh.roster.game_id:
             raise MessageError("the peer is in another game")
-        if self.seat is None:
-            self.seat = hello.seat
-        elif hello.seat != self.seat:
+        if hello.seat != self.seat:
             raise MessageError(f"dialled seat {self.seat} but seat {hello.seat} answered")
-        self.peer_nonce = hello.nonce
-        self._answer()
+        self._up()
 
     def attach(self, mesh: Mesh, hello: PeerHello) -> None:
-        """The listener found this link's game: check the seat and answer."""
+        """The listener found this link's game: check the seat and its key, and answer."""
         self.listener = None
         self.mesh = mesh
         if not (0 <= hello.seat < len(mesh.roster.seats)) or hello.seat >= mesh.seat:
             self._fail(f"seat {hello.seat} may not dial seat {mesh.seat} in this game")
             return
         self.seat = hello.seat
-        self._answer()
+        if self._key_refused(mesh, hello.seat):
+            return
+        self._send_hello()
+        self._up()
 
-    def _answer(self) -> None:
-        assert self.mesh is not None and self.seat is not None and self.peer_nonce is not None
-        if not self.sent_hello:
-            self._send_hello()
-        mesh = self.mesh
-        payload = auth_payload(mesh.roster.game_id, mesh.seat, self.seat, self.peer_nonce)
-        self.send(PeerAuth(mesh.identity.sign(AUTH_DOMAIN, payload).signature))
+    def _key_refused(self, mesh: Mesh, seat: int) -> bool:
+        """Fail closed unless the certificate's key is the roster's key for `seat`."""
+        if not self.sealed or self.peer_key == mesh.roster.seats[seat].public_key:
+            return False
+        self._fail(self._wrong_key(mesh, seat, self.peer_key))
+        return True
+
+    @staticmethod
+    def _wrong_key(mesh: Mesh, seat: int, key: bytes | None) -> str:
+        member = mesh.roster.seats[seat]
+        return (
+            f"the peer at seat {seat} showed {describe_key(key)}, but the roster gives "
+            f"{member.name} key {fingerprint(member.public_key)}: link refused"
+        )
 
     def _send_hello(self) -> None:
         assert self.mesh is not None
         self.sent_hello = True
-        self.send(PeerHello(PROTOCOL_VERSION, self.mesh.roster.game_id, self.mesh.seat, self.nonce))
+        self.send(PeerHello(PROTOCOL_VERSION, self.mesh.roster.game_id, self.mesh.seat))
 
-    def _auth(self, auth: PeerAuth) -> None:
-        if self.mesh is None or self.seat is None or self.peer_nonce is None:
-            raise MessageError("peer_auth before peer_hello")
-        mesh = self.mesh
-        payload = auth_payload(mesh.roster.game_id, self.seat, mesh.seat, self.nonce)
-        key = mesh.roster.seats[self.seat].public_key
-        try:
-            verify(key, SignedEnvelope(AUTH_DOMAIN, payload, auth.signature), AUTH_DOMAIN)
-        except SignatureError as error:
-            self._fail(f"seat {self.seat} failed to prove its key: {error}")
-            return
+    def _up(self) -> None:
+        assert self.mesh is not None
         self.authenticated = True
         self.decoder.max_length = PEER_MAX_FRAME
         self._cancel_timeout()
-        mesh._link_authenticated(self)
+        self.mesh._link_authenticated(self)
 
     # --- failures ---
 
@@ -214,6 +249,7 @@ class PeerLink(Protocol):
         self._timeout = None
         if not self.authenticated:
             self._fail("the peer did not finish the handshake in time")
+            self.transport.abortConnection()  # a peer that stopped mid-handshake may not read
 
     def _cancel_timeout(self) -> None:
         if self._timeout is not None and self._timeout.active():
@@ -229,8 +265,11 @@ class PeerLink(Protocol):
 class PeerListener(Factory):
     """The client's peer port: accepts links and hands each to the mesh of its game."""
 
-    def __init__(self, reactor: Any, unknown_game_wait: float = UNKNOWN_GAME_WAIT) -> None:
+    def __init__(
+        self, reactor: Any, identity: Identity, unknown_game_wait: float = UNKNOWN_GAME_WAIT
+    ) -> None:
         self.reactor = reactor
+        self.identity = identity
         self.unknown_game_wait = unknown_game_wait
         self.port: IListeningPort | None = None
         self.meshes: dict[bytes, Mesh] = {}
@@ -239,7 +278,10 @@ class PeerListener(Factory):
     def listen(self, description: str = "tcp:0") -> Deferred[int]:
         """Start listening (`tcp:0` picks a free port); fires with the port number."""
         endpoint = serverFromString(self.reactor, description)
-        started: Deferred[Any] = endpoint.listen(self)
+        factory: Any = self
+        if not sealed.UNSEALED_LINKS_FOR_BENCHMARKS_ONLY:
+            factory = sealed.accept(self, self.identity, True, self.reactor)
+        started: Deferred[Any] = endpoint.listen(factory)
 
         def listening(port: IListeningPort) -> int:
             self.port = port
@@ -317,10 +359,15 @@ class Mesh:
         self.sent_bytes = 0
         self._attempts: dict[int, int] = {}
         self._redials: dict[int, Any] = {}
+        self.started = False
         self.closed = False
 
     def start(self) -> None:
-        """Accept links from the seats before this one and dial the seats after it."""
+        """Accept links from the seats before this one and dial the seats after it (once:
+        a mesh already started stays as it is)."""
+        if self.started:
+            return
+        self.started = True
         self.listener.register(self)
         for seat in range(self.seat + 1, len(self.roster.seats)):
             self._dial(seat)
@@ -389,9 +436,11 @@ class Mesh:
         if self.closed or seat in self.links:
             return
         peer = self.roster.seats[seat]
-        endpoint = HostnameEndpoint(self.reactor, peer.host, peer.port, timeout=10)
-        factory = Factory.forProtocol(lambda: PeerLink(None, self, seat))
-        connecting = endpoint.connect(factory)
+        link = PeerLink(None, self, seat)
+        endpoint: Any = HostnameEndpoint(self.reactor, peer.host, peer.port, timeout=10)
+        if link.sealed:
+            endpoint = sealed.dial(endpoint, self.identity, link.expect_key, self.reactor)
+        connecting = endpoint.connect(Factory.forProtocol(lambda: link))
         connecting.addErrback(lambda failure: self._dial_failed(seat, failure))
 
     def _dial_failed(self, seat: int, failure: Failure) -> None:

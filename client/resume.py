@@ -42,7 +42,9 @@ async def resume_game(
             f"none of your identity keys is the key {seat.name} played with; resume with the "
             "same user account (and XDG_CONFIG_HOME) that started the game"
         )
-    listener = await open_peer_port(reactor, f"tcp:{seat.port}:interface={saved.listen_host}")
+    listener = await open_peer_port(
+        reactor, f"tcp:{seat.port}:interface={saved.listen_host}", identity
+    )
     try:
         with deck_workers() as executor:
             game = PeerGame(

@@ -55,9 +55,10 @@ def room_options(args: argparse.Namespace) -> RoomOptions:
     )
 
 
-async def open_peer_port(reactor: Any, description: str) -> PeerListener:
-    """Listen for peers (`tcp:0` picks a free port); a port that cannot be had is explained."""
-    listener = PeerListener(reactor)
+async def open_peer_port(reactor: Any, description: str, identity: Identity) -> PeerListener:
+    """Listen for peers (`tcp:0` picks a free port), sealed with `identity`'s certificate; a
+    port that cannot be had is explained."""
+    listener = PeerListener(reactor, identity)
     try:
         await listener.listen(description)
     except CannotListenError as error:
@@ -178,7 +179,7 @@ async def join_and_play(
     make_game: type[PeerGame] = PeerGame,
 ) -> tuple[PeerGame, Outcome]:
     identity = load_or_create(seat.profile)
-    listener = await open_peer_port(reactor, seat.listen)
+    listener = await open_peer_port(reactor, seat.listen, identity)
     try:
         roster = await match(reactor, seat, seats, options, identity, listener)
         return await play_game(reactor, seat, identity, listener, roster, player, make_game)

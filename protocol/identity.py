@@ -108,6 +108,11 @@ class Identity:
             serialization.NoEncryption(),
         )
 
+    def tls_private_key(self) -> Ed25519PrivateKey:
+        """The key itself, for one use only: loading it into a TLS context (protocol.sealed),
+        where it signs this side's certificate and handshakes."""
+        return self._private_key
+
     def sign(self, domain: str, payload: bytes) -> SignedEnvelope:
         signature = self._private_key.sign(signed_bytes(domain, payload))
         return SignedEnvelope(domain, payload, signature)

@@ -1,9 +1,9 @@
-"""Messages between the players' clients (protocol version 1): the link handshake, signed step
+"""Messages between the players' clients (protocol version 1): the link's hellos, signed step
 messages and their relays, chat and heartbeats. docs/peer-protocol.md describes the exchange.
 
-A link starts with a handshake in which each side proves it holds the key the roster gives its
-seat, for this connection only (each signs the other's fresh nonce). Until then a link accepts
-only small frames, so nobody unauthenticated can make a client buffer much.
+Every link is sealed (TLS 1.3, protocol.sealed): its certificates prove the keys, so the hellos
+only say which game and seat each side is. Until both hellos are through a link accepts only
+small frames, so nobody the roster does not name can make a client buffer much.
 """
 
 from __future__ import annotations
@@ -34,9 +34,7 @@ from protocol.wire_actions import ActionSpec
 
 HANDSHAKE_MAX_FRAME = 1024
 PEER_MAX_FRAME = 8 * 1024 * 1024  # the largest step message is a shuffle with its proof
-NONCE_BYTES = 32
 MAX_STEP = 10**7
-AUTH_DOMAIN = "bohnanza-p2p/peer-auth/v1"
 STEP_DOMAIN = "bohnanza-p2p/step/v1"
 
 GameId = Annotated[bytes, Blob(GAME_ID_BYTES)]
@@ -46,21 +44,13 @@ StepNumber = Annotated[int, Int(0, MAX_STEP)]
 
 @dataclasses.dataclass(frozen=True)
 class PeerHello(Message):
-    """First frame on a link, both ways: which game, which seat, and a fresh nonce."""
+    """First frame on a link after TLS, both ways: which game (the lobby's room-level id, for
+    routing the link; not the game's identity) and which seat. The dialler speaks first."""
 
     TYPE: ClassVar[str] = "peer_hello"
     version: Annotated[int, Version()]
     game: GameId
     seat: SeatNumber
-    nonce: Annotated[bytes, Blob(NONCE_BYTES)]
-
-
-@dataclasses.dataclass(frozen=True)
-class PeerAuth(Message):
-    """The sender's signature over `auth_payload` with the receiver's nonce."""
-
-    TYPE: ClassVar[str] = "peer_auth"
-    signature: Annotated[bytes, Blob(SIGNATURE_BYTES)]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -155,11 +145,5 @@ class EndSeed(Message):
     seed: Annotated[bytes, Blob(32)]
 
 
-HANDSHAKE = Codec([PeerHello, PeerAuth])
+HANDSHAKE = Codec([PeerHello])
 PEER_LINK = Codec([StepFrame, PeerChat, Heartbeat, EndVote, EndSeed])
-
-
-def auth_payload(game: bytes, signer: int, receiver: int, receiver_nonce: bytes) -> bytes:
-    """What a seat signs to prove itself on one link: fresh for the receiver's nonce."""
-    packed: bytes = msgpack.packb([game, signer, receiver, receiver_nonce], use_bin_type=True)
-    return packed

@@ -36,7 +36,7 @@ async def play(reactor: Any, args: argparse.Namespace) -> int:
     seat = Seat(args.name, args.name, host, port, args.listen, args.step_deadline)
     identity = load_or_create(seat.profile)
     options = RoomOptions(proof_rounds=args.proof_rounds)
-    listener = await open_peer_port(reactor, seat.listen)
+    listener = await open_peer_port(reactor, seat.listen, identity)
     try:
         roster = await match(reactor, seat, args.seats, options, identity, listener)
         with create_pipe_input() as keyboard:

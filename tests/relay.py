@@ -24,6 +24,11 @@ byte offsets.
     ...
     await relay.stop()
 
+The relay is also the on-path attacker of the security tests: it records every byte it relays
+(`ConnectionRecord.captured`), and a `Tamper` may change each direction's bytes as they pass:
+flip bits, inject bytes, replay bytes it already passed, or drop whole frames or TLS records
+chosen by a predicate (`FlipBytes`, `Inject`, `Replay`, `DropUnits`).
+
 `python -m tests.relay --listen HOST:PORT --to HOST:PORT [--delay S ...]` runs one as a process
 (`NamespaceLan.start_relay`, `scripts/lan relay`); its first line is `relay listening on
 HOST:PORT`, then one line per event (`relay open 0`, `relay reset 0 up 4096`, `relay closed 0
@@ -126,6 +131,135 @@ class LinkSchedule:
         raise AssertionError("unreachable")
 
 
+class Tamper:
+    """What an on-path machine does to one direction of one relayed connection. `change`
+    gets each chunk with the offset of its first byte in that direction's stream (counted
+    from the connection's start, before any change) and returns the bytes to pass on."""
+
+    def applies(self, connection: int, direction: str) -> bool:
+        return True
+
+    def change(self, connection: int, direction: str, offset: int, data: bytes) -> bytes:
+        return data
+
+
+@dataclass
+class _Targeted(Tamper):
+    """A tamper limited to some connections (None: all) and one direction (None: both)."""
+
+    connections: frozenset[int] | None = None
+    direction: str | None = None
+
+    def applies(self, connection: int, direction: str) -> bool:
+        wanted = self.connections is None or connection in self.connections
+        return wanted and self.direction in (None, direction)
+
+
+@dataclass
+class FlipBytes(_Targeted):
+    """Flip the lowest bit of the byte at each of these offsets."""
+
+    offsets: tuple[int, ...] = ()
+    flipped: int = 0
+
+    def change(self, connection: int, direction: str, offset: int, data: bytes) -> bytes:
+        if not self.applies(connection, direction):
+            return data
+        changed = bytearray(data)
+        for at in self.offsets:
+            if offset <= at < offset + len(data):
+                changed[at - offset] ^= 1
+                self.flipped += 1
+        return bytes(changed)
+
+
+@dataclass
+class Inject(_Targeted):
+    """Insert `payload` into the stream just before the byte at `at` (once per connection)."""
+
+    at: int = 0
+    payload: bytes = b""
+    injected: int = 0
+    _done: set[tuple[int, str]] = field(default_factory=set)
+
+    def change(self, connection: int, direction: str, offset: int, data: bytes) -> bytes:
+        key = (connection, direction)
+        if not self.applies(connection, direction) or key in self._done:
+            return data
+        if offset + len(data) <= self.at:
+            return data
+        self._done.add(key)
+        self.injected += 1
+        cut = max(0, self.at - offset)
+        return data[:cut] + self.payload + data[cut:]
+
+
+@dataclass
+class Replay(_Targeted):
+    """Once `after` bytes have passed, send again the bytes from offset `start` to `end`
+    (a copy of what this direction already carried), then go on."""
+
+    start: int = 0
+    end: int = 0
+    after: int = 0
+    replayed: int = 0
+    _seen: dict[tuple[int, str], bytearray] = field(default_factory=dict)
+
+    def change(self, connection: int, direction: str, offset: int, data: bytes) -> bytes:
+        seen = self._seen.setdefault((connection, direction), bytearray())
+        before = len(seen)
+        seen += data
+        if not self.applies(connection, direction):
+            return data
+        if before <= self.after < len(seen) and self.end <= self.after and not self.replayed:
+            self.replayed += 1
+            cut = self.after - offset
+            return data[:cut] + bytes(seen[self.start : self.end]) + data[cut:]
+        return data
+
+
+def frame_units(buffer: bytes) -> int | None:
+    """Length of the first whole length-prefixed frame in `buffer` (a plain link's unit)."""
+    if len(buffer) < 4:
+        return None
+    size = 4 + int.from_bytes(buffer[:4], "big")
+    return size if len(buffer) >= size else None
+
+
+def tls_records(buffer: bytes) -> int | None:
+    """Length of the first whole TLS record in `buffer` (a sealed link's unit)."""
+    if len(buffer) < 5:
+        return None
+    size = 5 + int.from_bytes(buffer[3:5], "big")
+    return size if len(buffer) >= size else None
+
+
+@dataclass
+class DropUnits(_Targeted):
+    """Cut the stream into units (frames of a plain link, or TLS records) and drop those the
+    predicate picks, the way a machine on the path drops only the packets it wants gone."""
+
+    units: Callable[[bytes], int | None] = frame_units
+    pick: Callable[[bytes], bool] = lambda unit: False
+    dropped: int = 0
+    _pending: dict[tuple[int, str], bytearray] = field(default_factory=dict)
+
+    def change(self, connection: int, direction: str, offset: int, data: bytes) -> bytes:
+        if not self.applies(connection, direction):
+            return data
+        pending = self._pending.setdefault((connection, direction), bytearray())
+        pending += data
+        passed = bytearray()
+        while (size := self.units(bytes(pending))) is not None:
+            unit = bytes(pending[:size])
+            del pending[:size]
+            if self.pick(unit):
+                self.dropped += 1
+            else:
+                passed += unit
+        return bytes(passed)
+
+
 _RESET = object()
 
 
@@ -144,6 +278,9 @@ class _Pipe:
         self._fates = LinkSchedule(self.profile, link.index, direction).fates()
         self.received = 0
         self.delivered = 0
+        self.captured = link.record.captured.setdefault(direction, bytearray())
+        self._tamper = link.relay.tamper
+        self._seen = 0  # bytes that arrived from the source, before any tampering
         self._jitter = 0.0
         self._free_at = 0.0
         self._queue: deque[tuple[float, Any]] = deque()
@@ -180,6 +317,11 @@ class _Pipe:
     def feed(self, data: bytes) -> None:
         if self._cut or self._closing or self._stopped:
             return
+        self.captured += data
+        offset, self._seen = self._seen, self._seen + len(data)
+        if self._tamper is not None:
+            data = self._tamper.change(self.link.index, self.direction, offset, data)
+            self.link.relay.changed()  # tests wait on what the tamper did
         now = self.clock.seconds()
         profile = self.profile
         while data:
@@ -258,6 +400,7 @@ class ConnectionRecord:
     reset: tuple[str, int] | None = None  # (direction, bytes delivered that way before it)
     target_failed: str | None = None
     ended: bool = False
+    captured: dict[str, bytearray] = field(default_factory=dict)  # every byte, by direction
 
 
 class _Inbound(Protocol):
@@ -411,6 +554,7 @@ class Relay(Factory, Watched):
         *,
         clock: Any = None,
         log: Callable[[str], None] | None = None,
+        tamper: Tamper | None = None,
     ) -> None:
         Watched.__init__(self)
         self.reactor = reactor
@@ -418,12 +562,22 @@ class Relay(Factory, Watched):
         self.target_host = target_host
         self.target_port = target_port
         self.profile = profile or LinkProfile()
+        self.tamper = tamper
         self.records: list[ConnectionRecord] = []
         self.live: set[RelayedConnection] = set()
         self.pauses = 0  # times a relayed connection stopped reading (back-pressure)
         self._log = log
         self._next_index = 0
         self._port: IListeningPort | None = None
+
+    def captured(self, direction: str | None = None) -> bytes:
+        """Every byte the relay carried (one direction, or both), connection by connection."""
+        return b"".join(
+            bytes(chunk)
+            for record in self.records
+            for way, chunk in sorted(record.captured.items())
+            if direction in (None, way)
+        )
 
     def event(self, text: str) -> None:
         if self._log is not None:

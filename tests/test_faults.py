@@ -55,7 +55,7 @@ async def play(
     faulty: bool,
     late: Callable[[PeerGame], object] = lambda game: None,
 ):
-    listeners = [PeerListener(reactor) for _ in range(PLAYERS)]
+    listeners = [PeerListener(reactor, identities[i]) for i in range(PLAYERS)]
     ports = [await within(listener.listen("tcp:0:interface=127.0.0.1")) for listener in listeners]
     roster = GameStart(
         room_id=1,

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import secrets
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import pytest_twisted
@@ -15,6 +16,7 @@ from client.mesh import Mesh, MeshHandler, PeerListener
 from protocol.identity import Identity
 from protocol.messages import PROTOCOL_VERSION, GameStart, Message, RoomOptions, Seat, encode, frame
 from protocol.peer_messages import HANDSHAKE_MAX_FRAME, PeerChat, PeerHello
+from tests.relay import UP, DropUnits, FlipBytes, Inject, Relay, Replay, Tamper, tls_records
 from tests.waiting import Watched, within
 
 
@@ -47,6 +49,7 @@ class Table:
     meshes: list[Mesh]
     events: list[Events]
     extra: list[Any] = field(default_factory=list)
+    extra_closers: list[Callable[[], Any]] = field(default_factory=list)
 
     async def close(self) -> None:
         for mesh in self.meshes:
@@ -55,12 +58,17 @@ class Table:
             await within(listener.stop())
         for thing in self.extra:
             thing.transport.abortConnection()
+        for closer in self.extra_closers:
+            await within(closer())
 
 
-async def table(players: int, impostor: int | None = None, start: bool = True) -> Table:
+async def table(
+    players: int, impostor: int | None = None, start: bool = True, events: type[Events] = Events
+) -> Table:
     """Meshes for one game on 127.0.0.1; the impostor seat signs with a key not in the roster."""
     identities = [Identity.generate() for _ in range(players)]
-    listeners = [PeerListener(reactor, unknown_game_wait=0.5) for _ in range(players)]
+    actual = [Identity.generate() if i == impostor else identities[i] for i in range(players)]
+    listeners = [PeerListener(reactor, actual[i], unknown_game_wait=0.5) for i in range(players)]
     ports = [await within(listener.listen("tcp:0:interface=127.0.0.1")) for listener in listeners]
     roster = GameStart(
         room_id=1,
@@ -70,17 +78,16 @@ async def table(players: int, impostor: int | None = None, start: bool = True) -
         ),
         options=RoomOptions(),
     )
-    events = [Events() for _ in range(players)]
+    handlers = [events() for _ in range(players)]
     meshes = []
     for seat in range(players):
-        identity = Identity.generate() if seat == impostor else identities[seat]
         meshes.append(
-            Mesh(reactor, identity, roster, seat, events[seat], listeners[seat], (0.05, 0.1))
+            Mesh(reactor, actual[seat], roster, seat, handlers[seat], listeners[seat], (0.05, 0.1))
         )
     if start:
         for mesh in meshes:
             mesh.start()
-    return Table(listeners, meshes, events)
+    return Table(listeners, meshes, handlers)
 
 
 def everyone_but(seat: int, players: int) -> set[int]:
@@ -124,9 +131,11 @@ async def test_a_dropped_link_is_dialled_again():
     t = await table(3)
     try:
         await t.events[2].when(lambda e: e.up == {0, 1})
+        await t.events[0].when(lambda e: 2 in e.up)
         t.meshes[0].links[2].transport.abortConnection()
         await t.events[2].when(lambda e: any(d[0] == 0 for d in e.downs))
         await t.events[2].when(lambda e: e.up == {0, 1})
+        await t.events[0].when(lambda e: any(d[0] == 2 for d in e.downs) and 2 in e.up)
         t.meshes[0].send(2, PeerChat("still here"))
         await t.events[2].when(lambda e: (0, PeerChat("still here")) in e.messages)
     finally:
@@ -167,7 +176,7 @@ async def test_garbage_on_the_peer_port_is_dropped_and_the_game_goes_on():
     try:
         await t.events[2].when(lambda e: e.up == {0, 1})
         port = t.listeners[2].port.getHost().port
-        unknown = PeerHello(PROTOCOL_VERSION, secrets.token_bytes(16), 0, secrets.token_bytes(32))
+        unknown = PeerHello(PROTOCOL_VERSION, secrets.token_bytes(16), 0)
         attacks = [
             secrets.token_bytes(300),
             (HANDSHAKE_MAX_FRAME + 1).to_bytes(4, "big") + b"x" * 10,
@@ -186,5 +195,146 @@ async def test_garbage_on_the_peer_port_is_dropped_and_the_game_goes_on():
         t.meshes[0].send(2, PeerChat("unbothered"))
         await t.events[2].when(lambda e: (0, PeerChat("unbothered")) in e.messages)
         assert t.events[2].up == {0, 1}
+    finally:
+        await t.close()
+
+
+# --- a machine on the path: the relay of tests/relay.py between seat 0 and seat 1 -------------
+
+
+class Judged(Events):
+    """Events that also record every verdict the mesh hands the driver."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.blamed: list[tuple[int, str]] = []
+
+    def misbehaved(self, seat: int, reason: str) -> None:
+        self.blamed.append((seat, reason))
+        self.changed()
+
+
+async def tampered_table(tamper: Tamper) -> tuple[Table, Relay]:
+    """Three seats; seat 0's link to seat 1 crosses an on-path relay that applies `tamper`."""
+    t = await table(3, start=False, events=Judged)
+    one = t.meshes[1].roster.seats[1]
+    relay = Relay(reactor, one.host, one.port, tamper=tamper)
+    relay_port = await within(relay.listen())
+    roster = t.meshes[0].roster
+    seats = list(roster.seats)
+    seats[1] = replace(one, port=relay_port)
+    t.meshes[0].roster = replace(roster, seats=tuple(seats))
+    t.extra_closers.append(relay.stop)
+    for mesh in t.meshes:
+        mesh.start()
+    for seat, events in enumerate(t.events):
+        await events.when(lambda e, s=seat: e.up == everyone_but(s, 3))
+    return t, relay
+
+
+def chat_frame(text: str) -> bytes:
+    return frame(encode(PeerChat(text)), HANDSHAKE_MAX_FRAME)
+
+
+async def first_words(t: Table, relay: Relay, tamper: Any) -> int:
+    """Seat 0 says something to seat 1 through the relay; then the link is idle, the tamper
+    is aimed at its connection, and the offset returned is where the next bytes from seat 0
+    will start (a frame boundary)."""
+    t.meshes[0].send(1, PeerChat("honest 0"))
+    await t.events[1].when(lambda e: (0, PeerChat("honest 0")) in e.messages)
+    (live,) = [record for record in relay.records if not record.ended]
+    tamper.connections = frozenset({live.index})
+    return len(live.captured[UP])
+
+
+@pytest_twisted.ensureDeferred
+async def test_an_eavesdropper_on_a_link_reads_no_message():
+    t, relay = await tampered_table(Tamper())
+    try:
+        secret = "meet me behind the bean field at nine"
+        for n in range(3):
+            t.meshes[0].send(1, PeerChat(f"{secret} {n}"))
+            t.meshes[1].send(0, PeerChat(f"{secret} {n}"))
+        await t.events[1].when(lambda e: len(e.messages) == 3)
+        await t.events[0].when(lambda e: len(e.messages) == 3)
+        captured = relay.captured()
+        assert len(captured) > 500
+        for plain in (secret.encode(), b"chat", b"type", b"peer_hello", b"text"):
+            assert plain not in captured, plain
+    finally:
+        await t.close()
+
+
+async def after_the_attack(t: Table, relay: Relay, attacked: Any) -> None:
+    """The attacked link is closed and dialled again, nobody is blamed, and a message sent
+    afterwards arrives once, from its real sender; nothing the attacker made arrives."""
+    t.meshes[0].send(1, PeerChat("honest 1"))
+    await relay.when(lambda r: attacked())
+    t.meshes[0].send(1, PeerChat("honest 1b"))  # a record after the attacked one
+    await t.events[1].when(lambda e: any(d[0] == 0 for d in e.downs))
+    await t.events[1].when(lambda e: 0 in e.up)
+    await t.events[0].when(lambda e: 1 in e.up)
+    assert len(relay.records) >= 2  # the tampered connection, then the redialled one
+    t.meshes[0].send(1, PeerChat("honest 2"))
+    await t.events[1].when(lambda e: (0, PeerChat("honest 2")) in e.messages)
+    for events in t.events:
+        assert events.blamed == []
+    texts = [m.text for _, m in t.events[1].messages if isinstance(m, PeerChat)]
+    sent = ["honest 0", "honest 1", "honest 1b", "honest 2"]
+    assert texts == [text for text in sent if text in texts], texts  # each once, in order
+    assert texts[0] == "honest 0" and texts[-1] == "honest 2", texts
+    reasons = [reason for seat, reason in t.events[1].downs if seat == 0]
+    assert any("nobody is blamed" in reason for reason in reasons), reasons
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_flipped_byte_closes_the_link_blames_nobody_and_it_is_dialled_again():
+    flip = FlipBytes(connections=frozenset(), direction=UP)
+    t, relay = await tampered_table(flip)
+    try:
+        flip.offsets = (await first_words(t, relay, flip) + 12,)
+        await after_the_attack(t, relay, lambda: flip.flipped == 1)
+    finally:
+        await t.close()
+
+
+@pytest_twisted.ensureDeferred
+async def test_an_injected_frame_is_never_taken_for_the_seat_and_blames_nobody():
+    inject = Inject(connections=frozenset(), direction=UP, payload=chat_frame("injected"))
+    t, relay = await tampered_table(inject)
+    try:
+        inject.at = await first_words(t, relay, inject)
+        await after_the_attack(t, relay, lambda: inject.injected == 1)
+    finally:
+        await t.close()
+
+
+@pytest_twisted.ensureDeferred
+async def test_replayed_bytes_are_refused_and_blame_nobody():
+    replay = Replay(connections=frozenset(), direction=UP)
+    t, relay = await tampered_table(replay)
+    try:
+        (live,) = [record for record in relay.records if not record.ended]
+        replay.start = len(live.captured[UP])
+        replay.end = replay.after = await first_words(t, relay, replay)  # "honest 0" again, then on
+        await after_the_attack(t, relay, lambda: replay.replayed == 1)
+    finally:
+        await t.close()
+
+
+@pytest_twisted.ensureDeferred
+async def test_dropping_chosen_records_breaks_the_link_not_the_seat():
+    drop = DropUnits(connections=frozenset(), direction=UP, units=tls_records)
+    t, relay = await tampered_table(drop)
+    try:
+        mark = await first_words(t, relay, drop)
+        passed = {"bytes": mark}
+
+        def the_next_one(unit: bytes) -> bool:
+            at, passed["bytes"] = passed["bytes"], passed["bytes"] + len(unit)
+            return at == mark
+
+        drop.pick = the_next_one  # "honest 1" is dropped; what follows is out of sequence
+        await after_the_attack(t, relay, lambda: drop.dropped == 1)
     finally:
         await t.close()

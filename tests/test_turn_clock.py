@@ -162,7 +162,7 @@ class Idle(Player, Watched):
 @pytest_twisted.ensureDeferred
 async def test_a_player_who_lets_the_clock_run_out_gets_the_default_moves(tmp_path):
     identities = [Identity.generate() for _ in range(3)]
-    listeners = [PeerListener(reactor) for _ in range(3)]
+    listeners = [PeerListener(reactor, identities[i]) for i in range(3)]
     ports = [await within(listener.listen("tcp:0:interface=127.0.0.1")) for listener in listeners]
     roster = GameStart(
         room_id=1,

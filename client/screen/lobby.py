@@ -98,7 +98,7 @@ async def run_connect(
             return 2
     try:
         identity = load_or_create(args.profile)
-        listener = await open_peer_port(reactor, args.listen)
+        listener = await open_peer_port(reactor, args.listen, identity)
     except (IdentityError, OSError, LanProblem) as problem:
         terminal.show(render_error(f"cannot play from this machine: {problem}"))
         return 1

@@ -366,7 +366,7 @@ async def play_human_seat(
     seat = Seat(name, f"play-{name}", host, port, listen, args.step_deadline, args.abandon_after)
     identity = load_or_create(seat.profile)
     options = room_options(args)
-    listener = await open_peer_port(reactor, seat.listen)
+    listener = await open_peer_port(reactor, seat.listen, identity)
     try:
         terminal.say(f"Waiting for {seats - 1} bots to join the table...")
         roster = await match(reactor, seat, seats, options, identity, listener)
