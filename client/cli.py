@@ -20,6 +20,7 @@ from typing import Any
 from client.bots import STRATEGIES
 from client.lobby_client import DEFAULT_LOBBY_PORT, parse_lobby_address
 from protocol.messages import SINGLETON_RULES
+from protocol.table import MIN_PROOF_ROUNDS
 
 
 def _game_arguments(parser: argparse.ArgumentParser) -> None:
@@ -29,8 +30,9 @@ def _game_arguments(parser: argparse.ArgumentParser) -> None:
         type=int,
         default=40,
         metavar="R",
-        help="shuffle proof rounds (0 turns the proofs off; default 40)",
+        help="shuffle proof rounds (default 40; fewer need --allow-weak-proofs)",
     )
+    _weak_proofs_argument(parser)
     parser.add_argument(
         "--singleton-rule",
         choices=SINGLETON_RULES,
@@ -45,6 +47,15 @@ def _game_arguments(parser: argparse.ArgumentParser) -> None:
         help="a turn clock: default moves for a player whose time runs out (0: none)",
     )
     _link_arguments(parser)
+
+
+def _weak_proofs_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--allow-weak-proofs",
+        action="store_true",
+        help=f"play games with fewer than {MIN_PROOF_ROUNDS} shuffle proof rounds (0: none); "
+        "every player is shown how weak they are",
+    )
 
 
 def _link_arguments(parser: argparse.ArgumentParser) -> None:
@@ -91,6 +102,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     connect.add_argument("--no-color", action="store_true", help="no colours (or set NO_COLOR)")
     _link_arguments(connect)
+    _weak_proofs_argument(connect)
 
     play = commands.add_parser("play", help="a whole game on this machine against bots")
     play.add_argument("--bots", type=int, default=3, metavar="N", help="bots at the table (2-7)")
@@ -141,6 +153,7 @@ async def _dispatch(reactor: Any, args: argparse.Namespace) -> int:
     from client.gamefile import GameFileError
     from client.lan_checks import LanProblem
     from client.lobby_client import LobbyError
+    from client.table_setup import TableRefused
 
     try:
         if args.command == "bot":
@@ -158,7 +171,7 @@ async def _dispatch(reactor: Any, args: argparse.Namespace) -> int:
         from client.offline import run_offline
 
         return run_offline(args)
-    except (LanProblem, LobbyError, GameFileError) as problem:  # said in words, no traceback
+    except (LanProblem, LobbyError, GameFileError, TableRefused) as problem:  # said in words
         print(f"bean-client: {problem}", file=sys.stderr)
         return 1
 
@@ -174,17 +187,28 @@ async def run_bot(reactor: Any, args: argparse.Namespace, make_game: Any = None)
     from client.bots import strategy_named
     from client.game import PeerGame
     from client.session import Seat, join_and_play, room_options
-    from client.summary import report
+    from client.summary import report, report_refusal
+    from client.table_setup import TableRefused
 
     host, port = parse_lobby_address(args.lobby)
     name = args.name or f"bot-{secrets.token_hex(2)}"
     seat = Seat(
-        name, args.profile or name, host, port, args.listen, args.step_deadline, args.abandon_after
+        name,
+        args.profile or name,
+        host,
+        port,
+        args.listen,
+        args.step_deadline,
+        args.abandon_after,
+        args.allow_weak_proofs,
     )
     player = BotPlayer(reactor, strategy_named(args.strategy))
-    game, outcome = await join_and_play(
-        reactor, seat, args.seats, room_options(args), player, make_game or PeerGame
-    )
+    try:
+        game, outcome = await join_and_play(
+            reactor, seat, args.seats, room_options(args), player, make_game or PeerGame
+        )
+    except TableRefused as refused:
+        return report_refusal(name, refused, args.json)
     return report(game, outcome, args.json)
 
 

@@ -35,7 +35,7 @@ from client.turn_clock import Situation, TurnClock
 from protocol.cards import Card
 from protocol.identity import Identity, SignatureError, SignedEnvelope, Verifier
 from protocol.lockstep import Cheat, Final, GameConfig, Lockstep, StepReport
-from protocol.messages import GameStart, Message, MessageError
+from protocol.messages import Message, MessageError
 from protocol.peer_messages import (
     STEP_DOMAIN,
     EndSeed,
@@ -47,6 +47,7 @@ from protocol.peer_messages import (
 )
 from protocol.rules import Action, Phase, RuleError, Slot, State
 from protocol.steps import ForbiddenAction, check_own_actions
+from protocol.table import AgreedTable
 
 log = Logger()
 
@@ -124,8 +125,7 @@ class PeerGame(MeshHandler):
         self,
         reactor: Any,
         identity: Identity,
-        roster: GameStart,
-        seat: int,
+        table: AgreedTable,
         seed: bytes,
         listener: PeerListener,
         gamefile: GameFileWriter,
@@ -136,16 +136,24 @@ class PeerGame(MeshHandler):
         heartbeat: float = HEARTBEAT_WAITING,
         faults: FrameFaults | None = None,
         abandon_after: float = ABANDON_AFTER,
+        mesh: Mesh | None = None,
     ) -> None:
+        """`table`: the roster the seats agreed on (client/table_setup.py), whose identity
+        names this game; `mesh`: the links the table was agreed over (None: links of its own,
+        for tests that agree on the table without a network)."""
+        roster, seat = table.roster, table.seat
         self.reactor = reactor
         self.identity = identity
+        self.table = table
         self.roster = roster
         self.seat = seat
         self.players = len(roster.seats)
         self.names = tuple(s.name for s in roster.seats)
-        self.lockstep = Lockstep(GameConfig.from_roster(roster), seat, seed, executor)
+        self.lockstep = Lockstep(
+            GameConfig.from_roster(roster, table.identity), seat, seed, executor
+        )
         self._verifiers = [Verifier(member.public_key) for member in roster.seats]
-        self.mesh = Mesh(reactor, identity, roster, seat, self, listener, faults=faults)
+        self.mesh = mesh or Mesh(reactor, identity, roster, seat, self, listener, faults=faults)
         self.gamefile = gamefile
         self.player = player
         self.step_deadline = step_deadline
@@ -380,6 +388,9 @@ class PeerGame(MeshHandler):
             reason = f"{who} a step message whose signature fails: {error}"
             self._stop(Cheat(link, body.step, reason), ((frame.payload, frame.signature),))
             return
+        if body.game != self.lockstep.config.game_id:
+            return  # signed for another game (a replay from a game with the same lobby id):
+            # no evidence of anything here, and never taken in
         author, step = body.seat, body.step
         if link == author:  # relay first: a conflict must reach everyone, not just us
             self.mesh.broadcast(frame, skip=(author,))

@@ -20,6 +20,7 @@ from typing import Any
 import msgpack
 
 from protocol.messages import GameStart
+from protocol.table import AgreedTable
 
 FORMAT = 1
 _PREFIX = struct.Struct(">I")
@@ -56,7 +57,7 @@ class GameFileWriter:
 
     @classmethod
     def create(
-        cls, path: Path, roster: GameStart, seat: int, seed: bytes, listen_host: str
+        cls, path: Path, table: AgreedTable, seed: bytes, listen_host: str
     ) -> GameFileWriter:
         if path.exists():
             raise GameFileError(f"{path} already exists; resume the game from it instead")
@@ -65,8 +66,10 @@ class GameFileWriter:
             {
                 "kind": "header",
                 "format": FORMAT,
-                "roster": roster.to_wire(),
-                "seat": seat,
+                "roster": table.roster.to_wire(),
+                "seat": table.seat,
+                "contributions": list(table.contributions),  # the game's identity derives
+                # from the roster and these (protocol.table)
                 "seed": seed,
                 "listen_host": listen_host,
             }
@@ -109,6 +112,7 @@ class GameFile:
     seat: int
     seed: bytes
     listen_host: str  # where this seat listened for its peers (on the roster's port)
+    contributions: tuple[bytes, ...] = ()
     steps: list[list[Frame]] = field(default_factory=list)
     own: dict[int, Frame] = field(default_factory=dict)  # this seat's messages, by step
     end: dict[str, Any] | None = None  # the last "end", "stopped" or "abandoned" record
@@ -118,6 +122,11 @@ class GameFile:
     def finished(self) -> bool:
         return self.end is not None
 
+    @property
+    def table(self) -> AgreedTable:
+        """The table this seat agreed on (its identity names the game)."""
+        return AgreedTable(self.roster, self.seat, self.contributions)
+
     @classmethod
     def read(cls, path: Path) -> GameFile:
         records = iter(_records(path.read_bytes()))
@@ -126,7 +135,10 @@ class GameFile:
             raise GameFileError(f"{path} is not a bohnanza-p2p game file (format {FORMAT})")
         try:
             roster = GameStart.from_wire(header["roster"])
-            game = cls(path, roster, header["seat"], header["seed"], header["listen_host"])
+            contributions = tuple(bytes(c) for c in header["contributions"])
+            game = cls(
+                path, roster, header["seat"], header["seed"], header["listen_host"], contributions
+            )
         except (KeyError, ValueError) as error:
             raise GameFileError(f"{path} has a damaged header: {error}") from None
         game.whole = whole

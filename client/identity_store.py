@@ -47,12 +47,21 @@ def key_path(profile: str = DEFAULT_PROFILE, directory: Path | None = None) -> P
 
 
 def load_or_create(profile: str = DEFAULT_PROFILE, directory: Path | None = None) -> Identity:
-    """The profile's identity, created (0600, in a 0700 directory) on first use.
+    """The profile's identity, created (0600, in a 0700 directory) on first use."""
+    return load_or_create_file(key_path(profile, directory))
+
+
+def lobby_key_path() -> Path:
+    """Where `bean-lobby` keeps its own key unless told otherwise (`--key-file`)."""
+    return config_home() / APP_DIR / "lobby" / "lobby.key"
+
+
+def load_or_create_file(path: Path) -> Identity:
+    """The identity in this key file, created (0600, in a 0700 directory) if it is missing.
 
     Creation is atomic: the key is written to a private temporary file and linked into place,
     so two processes starting at once end up with the same key, never a half-written one.
     """
-    path = key_path(profile, directory)
     try:
         return _load(path)
     except FileNotFoundError:

@@ -6,6 +6,12 @@
     room = await client.quick_match(5)
     start = await client.next_game()          # the roster, once the room is full and ready
 
+The connection is sealed (TLS 1.3, protocol.sealed): the lobby shows a certificate of its own
+Ed25519 key, which this machine remembers per address on first use (client.remembered); a
+different key at a remembered address fails the connection with `LobbyKeyChanged`, which says
+both fingerprints and what to do. The hello's signature covers the connection's TLS exporter
+value, so it cannot be relayed to another connection.
+
 Every request returns a Deferred that fires with the lobby's reply, or fails with `LobbyError`
 (the lobby refused it, with the lobby's sentence), `LobbyDisconnected`, or a timeout. Things
 the lobby tells unasked (members coming and going, chat, the roster) go to a `LobbyListener`.
@@ -21,13 +27,16 @@ from typing import Any
 from twisted.internet.abstract import isIPAddress, isIPv6Address
 from twisted.internet.defer import Deferred, fail, succeed
 from twisted.internet.endpoints import HostnameEndpoint, TCP4ClientEndpoint, TCP6ClientEndpoint
-from twisted.internet.interfaces import IAddress
+from twisted.internet.interfaces import IAddress, IHandshakeListener
 from twisted.internet.protocol import Factory, Protocol, connectionDone
 from twisted.internet.task import LoopingCall
 from twisted.logger import Logger
 from twisted.python.failure import Failure
+from zope.interface import implementer
 
-from protocol.identity import Identity
+from client import sealed
+from client.remembered import RememberedKeys
+from protocol.identity import Identity, fingerprint
 from protocol.messages import (
     HELLO_DOMAIN,
     LOBBY_EVENT_MAX_FRAME,
@@ -104,6 +113,26 @@ class LobbyDisconnected(Exception):
     """The connection to the lobby is gone (or was never made)."""
 
 
+class LobbyKeyChanged(LobbyError):
+    """The lobby at a remembered address showed another key than the last time."""
+
+    def __init__(self, address: str, remembered: bytes, shown: bytes, store: str) -> None:
+        super().__init__(
+            "lobby_key_changed",
+            f"WARNING: the lobby at {address} is not the one this machine met there before: it "
+            f"showed key {fingerprint(shown)}, but this machine remembers key "
+            f"{fingerprint(remembered)} "
+            f"for {address}. Someone may be pretending to be the lobby, to sit between you "
+            "and the other players; nothing was sent to it. If the lobby's owner confirms "
+            f"that its key changed (a new machine or key file), remove the entry {address!r} "
+            f"from {store} and connect again; otherwise do not play through it.",
+            True,
+        )
+        self.address = address
+        self.remembered = remembered
+        self.shown = shown
+
+
 class LobbyListener:
     """What the lobby says unasked. Override the methods you need; each does nothing here."""
 
@@ -132,6 +161,7 @@ class _Pending:
     on_reply: Callable[[Any], Any]
 
 
+@implementer(IHandshakeListener)
 class LobbyClientProtocol(Protocol):
     """Frames in and out; everything else is the LobbyClient's."""
 
@@ -141,6 +171,9 @@ class LobbyClientProtocol(Protocol):
 
     def connectionMade(self) -> None:
         self.client._connected(self)
+
+    def handshakeCompleted(self) -> None:
+        self.client._sealed(self)
 
     def dataReceived(self, data: bytes) -> None:
         try:
@@ -174,12 +207,19 @@ class LobbyClient:
         listener: LobbyListener | None = None,
         *,
         request_timeout: float = REQUEST_TIMEOUT,
+        known_lobbies: RememberedKeys | None = None,
     ) -> None:
         self.reactor = reactor
         self.identity = identity
+        self.known_lobbies = known_lobbies or RememberedKeys.lobbies()
+        self.address = ""  # HOST:PORT, as the lobby's key is remembered
+        self.lobby_key: bytes | None = None  # the key the lobby showed
+        self.first_meeting = False  # this machine had not met the lobby at this address
+        self._channel = b""
         self.listener = listener or LobbyListener()
         self.request_timeout = request_timeout
         self.room: RoomState | None = None
+        self.terms: RoomOptions | None = None  # the options of the room joined and readied for
         self.welcome: Welcome | None = None
         self._protocol: LobbyClientProtocol | None = None
         self._nonce: bytes | None = None
@@ -210,7 +250,9 @@ class LobbyClient:
         else:
             endpoint = HostnameEndpoint(self.reactor, host, port, timeout)
         self._reason = None
+        self.address = f"[{host}]:{port}" if isIPv6Address(host) else f"{host}:{port}"
         self._challenged = Deferred(self._cancel_challenge)
+        endpoint = sealed.dial(endpoint, None, lambda key: True, self.reactor)
         connecting: Deferred[Any] = endpoint.connect(_ClientFactory(self))
         challenged = self._challenged
         connecting.addCallback(lambda _: challenged)
@@ -222,7 +264,9 @@ class LobbyClient:
         """Say who we are: a name unique in the lobby, and the port peers reach us on."""
         if self._nonce is None:
             return fail(LobbyDisconnected("not connected to a lobby"))
-        signed = hello_signed_payload(self._nonce, name, self.identity.public_key, peer_port)
+        signed = hello_signed_payload(
+            self._nonce, name, self.identity.public_key, peer_port, self._channel
+        )
         signature = self.identity.sign(HELLO_DOMAIN, signed).signature
         return self._request(
             lambda req: Hello(
@@ -243,23 +287,28 @@ class LobbyClient:
     def create_room(
         self, name: str, seats: int, options: RoomOptions | None = None
     ) -> Deferred[RoomState]:
+        terms = options or RoomOptions()
         return self._request(
-            lambda req: CreateRoom(
-                req=req, name=name, seats=seats, options=options or RoomOptions()
-            ),
+            lambda req: CreateRoom(req=req, name=name, seats=seats, options=terms),
             Joined,
-            self._entered,
+            lambda joined: self._entered(joined, terms),
         )
 
     def join(self, room_id: int) -> Deferred[RoomState]:
-        return self._request(lambda req: Join(req=req, room_id=room_id), Joined, self._entered)
+        """Take a seat in a room; its terms are the options the lobby showed for it."""
+        return self._request(
+            lambda req: Join(req=req, room_id=room_id),
+            Joined,
+            lambda joined: self._entered(joined, joined.room.options),
+        )
 
     def quick_match(self, seats: int, options: RoomOptions | None = None) -> Deferred[RoomState]:
         """Join the oldest open room of this size and these options, or open one; as ready."""
+        terms = options or RoomOptions()
         return self._request(
-            lambda req: QuickMatch(req=req, seats=seats, options=options or RoomOptions()),
+            lambda req: QuickMatch(req=req, seats=seats, options=terms),
             Joined,
-            self._entered,
+            lambda joined: self._entered(joined, terms),
         )
 
     def leave(self) -> Deferred[None]:
@@ -380,7 +429,10 @@ class LobbyClient:
     def _ping_quietly(self) -> None:
         self.ping().addErrback(lambda _: None)
 
-    def _entered(self, joined: Joined) -> RoomState:
+    def _entered(self, joined: Joined, terms: RoomOptions) -> RoomState:
+        """In a room: what it is now, and the terms this client asked for or was shown (a
+        roster with other options is refused: client/table_setup.py)."""
+        self.terms = terms
         self._set_room(joined.room)
         return joined.room
 
@@ -410,6 +462,27 @@ class LobbyClient:
 
     def _connected(self, protocol: LobbyClientProtocol) -> None:
         self._protocol = protocol
+
+    def _sealed(self, protocol: LobbyClientProtocol) -> None:
+        """TLS is up: the lobby's key must be the one remembered for this address (or is
+        remembered now, the first time)."""
+        shown = sealed.peer_key(protocol.transport)
+        remembered = self.known_lobbies.get(self.address)
+        if shown is None:
+            sentence = f"the lobby at {self.address} showed no Ed25519 key; not a bean-lobby?"
+            self._reason = LobbyError("lobby_unsealed", sentence, True)
+            self._abort()
+            return
+        if remembered is not None and remembered != shown:
+            store = str(self.known_lobbies.path)
+            self._reason = LobbyKeyChanged(self.address, remembered, shown, store)
+            self._abort()
+            return
+        if remembered is None:
+            self.first_meeting = True
+            self.known_lobbies.remember([(self.address, shown)])
+        self.lobby_key = shown
+        self._channel = sealed.channel_binding(protocol.transport)
 
     def _lobby_broke_protocol(self, error: MessageError) -> None:
         self._reason = LobbyError(error.code, f"the lobby sent something wrong: {error}", True)

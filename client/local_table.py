@@ -23,6 +23,7 @@ from twisted.python.failure import Failure
 
 from lobby.limits import LobbyLimits
 from lobby.service import makeService
+from protocol.table import MIN_PROOF_ROUNDS
 
 LOCAL = "127.0.0.1"
 STOP_GRACE = 10.0  # seconds a stopped bot may take to end before it is killed
@@ -113,6 +114,8 @@ def bot_command(args: argparse.Namespace, port: int, seats: int, number: int) ->
         "--abandon-after", str(args.abandon_after),
         "--turn-seconds", str(args.turn_seconds),
         "--json",
+        # The person chose the proof rounds of this table of their own bots.
+        *(["--allow-weak-proofs"] if args.proof_rounds < MIN_PROOF_ROUNDS else []),
     ]  # fmt: skip
 
 

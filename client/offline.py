@@ -30,7 +30,9 @@ def replay(
 ) -> Lockstep:
     """Every recorded step, signatures checked, through a fresh lockstep; raises Cheat or
     SignatureError at the first step that does not hold."""
-    lockstep = Lockstep(GameConfig.from_roster(saved.roster), saved.seat, saved.seed)
+    lockstep = Lockstep(
+        GameConfig.from_roster(saved.roster, saved.table.identity), saved.seat, saved.seed
+    )
     verifiers = [Verifier(seat.public_key) for seat in saved.roster.seats]
     for step, frames in enumerate(saved.steps):
         for seat, (payload, signature) in enumerate(frames):
@@ -50,7 +52,10 @@ def replay(
 def run_audit(path: Path) -> int:
     saved = GameFile.read(path)
     names = [seat.name for seat in saved.roster.seats]
-    print(f"game {saved.roster.game_id.hex()}: {', '.join(names)}; {len(saved.steps)} steps")
+    print(
+        f"game {saved.table.identity.hex()} (table code {saved.table.code}): "
+        f"{', '.join(names)}; {len(saved.steps)} steps"
+    )
     try:
         lockstep = replay(saved)
     except (Cheat, SignatureError) as problem:
@@ -66,7 +71,7 @@ def run_audit(path: Path) -> int:
     print(f"every player reported the same final state: {'yes' if final.agreed else 'NO'}")
     try:
         audit(
-            GameConfig.from_roster(saved.roster).deck,
+            GameConfig.from_roster(saved.roster, saved.table.identity).deck,
             lockstep.rules.epochs,
             lockstep.transcript,
             lockstep.seeds,

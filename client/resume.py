@@ -19,6 +19,7 @@ from client.game import Outcome, PeerGame, Player
 from client.gamefile import GameFile, GameFileError
 from client.identity_store import find_identity
 from client.session import deck_workers, open_peer_port
+from client.table_setup import TableSetup
 
 
 async def resume_game(
@@ -47,11 +48,22 @@ async def resume_game(
     )
     try:
         with deck_workers() as executor:
-            game = PeerGame(
+            # The table was agreed before the game file was made; the setup still answers
+            # peers that had not heard every confirmation when this seat went down.
+            setup = TableSetup(
                 reactor,
                 identity,
                 saved.roster,
                 saved.seat,
+                listener,
+                terms=None,
+                allow_weak_proofs=True,
+                agreed=saved.table,
+            )
+            game = PeerGame(
+                reactor,
+                identity,
+                saved.table,
                 saved.seed,
                 listener,
                 saved.writer(),
@@ -59,7 +71,9 @@ async def resume_game(
                 executor=executor,
                 step_deadline=step_deadline,
                 abandon_after=abandon_after,
+                mesh=setup.mesh,
             )
+            setup.attach(game)
             game.restore(saved)
             on_start(game)
             game.start()

@@ -1,14 +1,19 @@
-"""From a lobby to a finished game: say hello, get matched, take the roster, play it out.
+"""From a lobby to a finished game: say hello, get matched, take the roster, agree on the
+table with the other players, play it out.
 
 Shared by `bean-client bot`, `bean-client play` and the REPL. The peer port is opened first
 (the lobby tells the others where it is); once the roster arrives the lobby connection is
-closed: the game runs between the players' machines alone.
+closed: the game runs between the players' machines alone. Before any card, the players check
+the roster among themselves (client/table_setup.py): the terms this client joined for, its
+proof floor, the same roster everywhere, and the game identity they derive together.
 """
 
 from __future__ import annotations
 
 import argparse
 import secrets
+import sys
+from collections.abc import Callable
 from concurrent.futures import Executor, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
@@ -27,8 +32,10 @@ from client.lan_checks import (
 )
 from client.lobby_client import LobbyClient, LobbyError
 from client.mesh import PeerListener
+from client.table_setup import TableRefused, TableSetup, table_lines
 from protocol.identity import Identity
 from protocol.messages import GameStart, MessageError, RoomOptions
+from protocol.table import below_the_floor
 
 DECK_WORKERS = 2  # shuffles and proofs use both cores (libsodium releases the GIL)
 
@@ -44,6 +51,7 @@ class Seat:
     listen: str = "tcp:0"
     step_deadline: float = 60.0
     abandon_after: float = 300.0
+    allow_weak_proofs: bool = False  # accept games with fewer than MIN_PROOF_ROUNDS rounds
 
 
 def room_options(args: argparse.Namespace) -> RoomOptions:
@@ -85,6 +93,9 @@ async def match(
     problem = check_listen_address(peer_host(listener), seat.lobby_host)
     if problem is not None:
         raise problem
+    floor = below_the_floor(options.proof_rounds, seat.allow_weak_proofs)
+    if floor is not None:  # said before asking the lobby for such a room
+        raise TableRefused(f"This client will not play that game: {floor}.")
     lobby = await connect_lobby(reactor, identity, seat.lobby_host, seat.lobby_port)
     try:
         assert listener.port is not None
@@ -116,28 +127,56 @@ def check_reachable(roster: GameStart, name: str, listen_host: str) -> None:
         raise LanProblem(" Also: ".join(str(problem) for problem in problems))
 
 
-def start_game(
+async def agree_on_table(
     reactor: Any,
     seat: Seat,
     identity: Identity,
     listener: PeerListener,
     roster: GameStart,
+    terms: RoomOptions | None,
+    say: Callable[[str], None],
+) -> TableSetup:
+    """Agree with the other players on this roster (`terms`: the options of the room this
+    client joined and readied for); says the table code and any warning. TableRefused, with
+    the reason, if the table will not start."""
+    keys = [member.public_key for member in roster.seats]
+    setup = TableSetup(
+        reactor,
+        identity,
+        roster,
+        keys.index(identity.public_key),
+        listener,
+        terms=terms,
+        allow_weak_proofs=seat.allow_weak_proofs,
+        deadline=seat.step_deadline,
+    )
+    agreed = await setup.start()
+    for line in table_lines(agreed, setup.warnings):
+        say(line)
+    return setup
+
+
+def start_game(
+    reactor: Any,
+    seat: Seat,
+    identity: Identity,
+    listener: PeerListener,
+    setup: TableSetup,
     player: Player,
     executor: Executor,
     make_game: type[PeerGame] = PeerGame,
 ) -> PeerGame:
-    """Start playing a roster: a fresh seed, the game file, the driver on the mesh.
-    (`make_game` lets tests put a cheating driver at a seat.)"""
-    keys = [member.public_key for member in roster.seats]
-    index = keys.index(identity.public_key)
+    """Start playing an agreed table: a fresh seed, the game file, the driver on the mesh
+    the table was agreed over. (`make_game` lets tests put a cheating driver at a seat.)"""
+    agreed = setup.agreed
+    assert agreed is not None
     seed = secrets.token_bytes(32)
-    path = game_path(roster.game_id, index)
-    gamefile = GameFileWriter.create(path, roster, index, seed, peer_host(listener))
+    path = game_path(agreed.identity, agreed.seat)
+    gamefile = GameFileWriter.create(path, agreed, seed, peer_host(listener))
     game = make_game(
         reactor,
         identity,
-        roster,
-        index,
+        agreed,
         seed,
         listener,
         gamefile,
@@ -145,7 +184,9 @@ def start_game(
         executor=executor,
         step_deadline=seat.step_deadline,
         abandon_after=seat.abandon_after,
+        mesh=setup.mesh,
     )
+    setup.attach(game)
     game.start()
     return game
 
@@ -156,12 +197,16 @@ async def play_game(
     identity: Identity,
     listener: PeerListener,
     roster: GameStart,
+    terms: RoomOptions | None,
     player: Player,
     make_game: type[PeerGame] = PeerGame,
+    say: Callable[[str], None] = lambda line: print(line, file=sys.stderr, flush=True),
 ) -> tuple[PeerGame, Outcome]:
-    """Play one game from its roster; returns the driver (for its state) and the outcome."""
+    """Agree on the table, then play its game; returns the driver (for its state) and the
+    outcome. TableRefused if the table does not start."""
+    setup = await agree_on_table(reactor, seat, identity, listener, roster, terms, say)
     with deck_workers() as executor:
-        game = start_game(reactor, seat, identity, listener, roster, player, executor, make_game)
+        game = start_game(reactor, seat, identity, listener, setup, player, executor, make_game)
         outcome: Outcome = await game.done
     return game, outcome
 
@@ -182,6 +227,8 @@ async def join_and_play(
     listener = await open_peer_port(reactor, seat.listen, identity)
     try:
         roster = await match(reactor, seat, seats, options, identity, listener)
-        return await play_game(reactor, seat, identity, listener, roster, player, make_game)
+        return await play_game(
+            reactor, seat, identity, listener, roster, options, player, make_game
+        )
     finally:
         await listener.stop()

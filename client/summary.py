@@ -25,7 +25,8 @@ def summarize(game: PeerGame, outcome: Outcome) -> dict[str, Any]:
     return {
         "name": game.names[game.seat],
         "seat": game.seat,
-        "game": game.roster.game_id.hex(),
+        "game": game.table.identity.hex(),
+        "table_code": game.table.code,
         "names": list(game.names),
         "steps": game.step,
         "final_state": state_hash(rules).hex() if final is not None and rules else None,
@@ -63,6 +64,14 @@ def describe(summary: dict[str, Any]) -> str:
     audit = "passed" if not summary["audit"] else "FAILED: " + "; ".join(summary["audit"])
     agreed = "all peers agree" if summary["agreed"] else "the peers DISAGREE on the final state"
     return f"{who}: final scores {scores}; {agreed}; audit {audit}"
+
+
+def report_refusal(name: str, refused: Exception, as_json: bool) -> int:
+    """A table that did not start: the reason (and, for machines, a summary saying so)."""
+    print(f"{name}: the game did not start: {refused}", flush=True)
+    if as_json:
+        print(json.dumps({"name": name, "ok": False, "refused": str(refused)}), flush=True)
+    return 1
 
 
 def report(game: PeerGame, outcome: Outcome, as_json: bool) -> int:

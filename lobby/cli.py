@@ -63,6 +63,11 @@ def main(argv: list[str] | None = None) -> None:
         address: Any = port.getHost()
         where = f"{address.host}:{address.port}" if hasattr(address, "port") else str(address)
         print(f"bean-lobby listening on {where}", flush=True)
+        print(
+            f"bean-lobby key {options['identity'].fingerprint} (players' clients remember it, "
+            "and warn if it ever changes)",
+            flush=True,
+        )
 
     def cannot_listen(failure: Failure) -> None:
         print(f"bean-lobby: cannot listen on {options['listen']}: {failure.value}", file=sys.stderr)

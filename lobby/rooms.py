@@ -95,6 +95,7 @@ class Session:
     peer_port: int = 0
     room: Room | None = None
     ready: bool = False
+    channel: bytes = b""  # the connection's TLS exporter value, which the hello must sign
 
     def member(self) -> Member:
         assert self.name is not None
@@ -171,9 +172,13 @@ class Lobby:
     def rooms(self) -> int:
         return len(self._rooms)
 
-    def connect(self, conn: ConnId, host: str, now: float) -> list[Effect]:
+    def connect(self, conn: ConnId, host: str, now: float, channel: bytes = b"") -> list[Effect]:
+        """A new connection; `channel` is its TLS exporter value (what binds the hello's
+        signature to this connection)."""
         nonce = self._token_bytes(NONCE_BYTES)
-        self._sessions[conn] = Session(conn, host, nonce, connected_at=now, last_seen=now)
+        self._sessions[conn] = Session(
+            conn, host, nonce, connected_at=now, last_seen=now, channel=channel
+        )
         return [Send((conn,), Challenge(version=PROTOCOL_VERSION, nonce=nonce))]
 
     def receive(self, conn: ConnId, message: Message, now: float) -> list[Effect]:
@@ -229,7 +234,9 @@ class Lobby:
     def _hello(self, session: Session, hello: Hello) -> list[Effect]:
         if session.name is not None:
             raise Refusal("already_said_hello", f"this connection is already {session.name!r}")
-        signed = hello_signed_payload(session.nonce, hello.name, hello.public_key, hello.peer_port)
+        signed = hello_signed_payload(
+            session.nonce, hello.name, hello.public_key, hello.peer_port, session.channel
+        )
         try:
             verify(
                 hello.public_key,

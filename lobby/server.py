@@ -1,4 +1,8 @@
-"""The Twisted adapter: TCP connections in, frames and typed messages to `Lobby`, effects out.
+"""The Twisted adapter: TLS connections in, frames and typed messages to `Lobby`, effects out.
+
+Every connection is sealed (TLS 1.3, the lobby's own Ed25519 key as its certificate: see
+lobby/service.py and protocol/sealed.py); the session starts once the TLS handshake is done,
+with the connection's exporter value, which the client's hello must sign.
 
 Everything one client can get wrong stays with that client: an oversized or malformed frame, a
 message of the wrong shape, too many messages, silence, not reading, even a bug in a handler
@@ -10,11 +14,13 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from twisted.internet.defer import Deferred
-from twisted.internet.interfaces import IAddress, IReactorTime
+from twisted.internet.interfaces import IAddress, IHandshakeListener, IReactorTime
 from twisted.internet.protocol import Factory, Protocol, connectionDone
 from twisted.logger import Logger
 from twisted.python.failure import Failure
+from zope.interface import implementer
 
+from client.sealed import channel_binding
 from lobby.limits import LobbyLimits, TokenBucket
 from lobby.rooms import ConnId, Drop, Effect, Lobby, Send
 from protocol.messages import (
@@ -38,6 +44,7 @@ def describe_host(address: IAddress) -> str:
     return host if isinstance(host, str) and host else "unknown"
 
 
+@implementer(IHandshakeListener)
 class LobbyConnection(Protocol):
     """One client's connection. It is also the transport's push producer, so that the lobby
     learns when the client stops reading (its send buffer is full)."""
@@ -45,6 +52,7 @@ class LobbyConnection(Protocol):
     conn: ConnId
     closing_since: float | None = None
     stalled_since: float | None = None
+    sealed_at: float | None = None  # when the TLS handshake ended (None: not yet)
 
     def __init__(self, factory: LobbyFactory) -> None:
         self.factory = factory
@@ -52,7 +60,7 @@ class LobbyConnection(Protocol):
 
     def connectionMade(self) -> None:
         factory = self.factory
-        now = factory.clock.seconds()
+        now = self.connected_at = factory.clock.seconds()
         self.conn = factory.register(self)
         self.bucket = TokenBucket(
             factory.limits.messages_per_second, factory.limits.message_burst, now
@@ -61,12 +69,19 @@ class LobbyConnection(Protocol):
         if len(factory.connections) > factory.limits.max_connections:
             limit = factory.limits.max_connections
             self.fail(_fatal("lobby_full", f"the lobby is full ({limit} connections)"))
+
+    def handshakeCompleted(self) -> None:
+        """Sealed: the session begins, bound to this connection."""
+        if self.closing_since is not None:
             return
+        factory = self.factory
+        now = self.sealed_at = factory.clock.seconds()
         host = describe_host(self.transport.getPeer())
-        factory.run(self, lambda: factory.lobby.connect(self.conn, host, now))
+        channel = channel_binding(self.transport)
+        factory.run(self, lambda: factory.lobby.connect(self.conn, host, now, channel))
 
     def dataReceived(self, data: bytes) -> None:
-        if self.closing_since is not None:
+        if self.closing_since is not None or self.sealed_at is None:
             return
         try:
             frames = self.decoder.feed(data)
@@ -186,7 +201,12 @@ class LobbyFactory(Factory):
         """Expire idle sessions, and cut off clients that stopped reading or closing."""
         now = self.clock.seconds()
         for connection in list(self.connections.values()):
-            if connection.closing_since is not None:
+            if (
+                connection.sealed_at is None
+                and now - connection.connected_at > self.limits.hello_seconds
+            ):
+                connection.transport.abortConnection()  # no TLS handshake in time
+            elif connection.closing_since is not None:
                 if now - connection.closing_since > self.limits.close_seconds:
                     connection.transport.abortConnection()
             elif (

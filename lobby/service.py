@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any, ClassVar
 
 from twisted.application.internet import TimerService
@@ -12,9 +13,12 @@ from twisted.internet.endpoints import serverFromString
 from twisted.internet.interfaces import IListeningPort, IReactorTime, IStreamServerEndpoint
 from twisted.python import usage
 
+from client.identity_store import load_or_create_file, lobby_key_path
+from client.sealed import accept
 from lobby.discovery import DISCOVERY_PORT, DiscoveryService, check_lobby_name, default_lobby_name
 from lobby.limits import LobbyLimits
 from lobby.server import LobbyFactory
+from protocol.identity import Identity, IdentityError
 
 DEFAULT_LISTEN = "tcp:7777"
 _DEFAULTS = LobbyLimits()
@@ -42,10 +46,22 @@ class LobbyOptions(usage.Options):
         ["burst", None, _DEFAULTS.message_burst, "messages a client may send at once", int],
         ["name", None, None, "the name LAN discovery shows (default: bean-lobby on HOSTNAME)"],
         ["discovery-port", None, DISCOVERY_PORT, "UDP port that LAN discovery answers on", int],
+        [
+            "key-file",
+            None,
+            None,
+            "the lobby's own key, which clients remember (made on first start; default "
+            "$XDG_CONFIG_HOME/bohnanza-p2p/lobby/lobby.key)",
+        ],
     ]
 
     def postOptions(self) -> None:
         self["discovery"] = not self["no-discovery"]
+        path = Path(self["key-file"]) if self["key-file"] else lobby_key_path()
+        try:
+            self["identity"] = load_or_create_file(path)
+        except (IdentityError, OSError) as error:
+            raise usage.UsageError(f"--key-file: {error}") from None
         if self["name"] is not None:
             try:
                 check_lobby_name(self["name"])
@@ -74,15 +90,16 @@ class ListeningService(Service):
     """Listens on an endpoint while running. `listening` fires with the port once bound, so
     that a caller can learn the real port of `tcp:0`; it fails if the endpoint cannot bind."""
 
-    def __init__(self, endpoint: IStreamServerEndpoint, factory: LobbyFactory) -> None:
+    def __init__(self, endpoint: IStreamServerEndpoint, factory: LobbyFactory, sealed: Any) -> None:
         self.endpoint = endpoint
-        self.factory = factory
+        self.factory = factory  # the lobby's own; `sealed` wraps it in TLS
+        self.sealed = sealed
         self.listening: Deferred[IListeningPort] = Deferred()
         self._port: IListeningPort | None = None
 
     def startService(self) -> None:
         super().startService()
-        bound: Deferred[IListeningPort] = self.endpoint.listen(self.factory)
+        bound: Deferred[IListeningPort] = self.endpoint.listen(self.sealed)
 
         def remember(port: IListeningPort) -> IListeningPort:
             self._port = port
@@ -105,8 +122,9 @@ def makeService(
     clock: IReactorTime | None = None,
 ) -> MultiService:
     """The lobby service: `options` as parsed by LobbyOptions (or any mapping with `listen`
-    and, optionally, `limits`; `discovery` true adds LAN discovery, with `name` and
-    `discovery-port`). `clock` drives expiry (tests pass task.Clock)."""
+    and, optionally, `limits`; `identity`, the lobby's key (without it, a key for this run
+    only); `discovery` true adds LAN discovery, with `name` and `discovery-port`). `clock`
+    drives expiry (tests pass task.Clock)."""
     if reactor is None:
         from twisted.internet import reactor as global_reactor
 
@@ -114,10 +132,13 @@ def makeService(
     limits: LobbyLimits = options.get("limits") or LobbyLimits()
     clock = clock or reactor
     factory = LobbyFactory(limits, clock)
+    identity: Identity = options.get("identity") or Identity.generate()
     lobby = MultiService()
     lobby.setName("bean-lobby")
     listener = ListeningService(
-        serverFromString(reactor, options.get("listen", DEFAULT_LISTEN)), factory
+        serverFromString(reactor, options.get("listen", DEFAULT_LISTEN)),
+        factory,
+        accept(factory, identity, False, reactor),
     )
     listener.setName("listener")
     listener.setServiceParent(lobby)

@@ -82,18 +82,22 @@ class Cheat(Exception):
 
 @dataclass(frozen=True)
 class GameConfig:
-    game_id: bytes
+    game_id: bytes  # the game's identity (protocol.table), never the lobby's own id
     players: int
     options: Options
     proof_rounds: int  # 0: the shuffle and relock proofs are off
+    turn_seconds: int = 0
 
     @classmethod
-    def from_roster(cls, roster: GameStart) -> GameConfig:
+    def from_roster(cls, roster: GameStart, identity: bytes) -> GameConfig:
+        """The game of a roster the table agreed on, under the identity it derived (which
+        binds the whole roster and every seat's contribution)."""
         return cls(
-            roster.game_id,
+            identity,
             len(roster.seats),
             Options(SingletonRule(roster.options.singleton_rule)),
             roster.options.proof_rounds,
+            roster.options.turn_seconds,
         )
 
     @property
@@ -138,14 +142,17 @@ def start_commitment(game_id: bytes, seat: int, coin: bytes) -> bytes:
 
 
 def _genesis(config: GameConfig) -> bytes:
+    """The chain's first link: the game's identity (the whole roster, every contribution)
+    and, again in the clear, every option the rules and the deck run by."""
     fields = [
         b"bohnanza-p2p lockstep",
         bytes([LOCKSTEP_VERSION, config.players]),
         config.game_id,
         config.options.singleton_rule.value.encode(),
         config.proof_rounds.to_bytes(2, "big"),
+        config.turn_seconds.to_bytes(4, "big"),
     ]
-    return hashlib.sha256(b"\x00".join(fields)).digest()
+    return hashlib.sha256(b"".join(len(f).to_bytes(2, "big") + f for f in fields)).digest()
 
 
 class Lockstep:

@@ -767,7 +767,11 @@ def _clip(sentence: str) -> str:
     return printable[: ERROR_TEXT_MAX_CHARS - 1] + "…"
 
 
-def hello_signed_payload(nonce: bytes, name: str, public_key: bytes, peer_port: int) -> bytes:
-    """What a hello signs: the lobby's nonce bound to the name, key and port it announces."""
-    payload: bytes = msgpack.packb([nonce, name, public_key, peer_port], use_bin_type=True)
+def hello_signed_payload(
+    nonce: bytes, name: str, public_key: bytes, peer_port: int, channel: bytes
+) -> bytes:
+    """What a hello signs: the lobby's nonce bound to the name, key and port it announces, and
+    to this TLS connection (`channel`, its exporter value): a machine in the middle that
+    relays the lobby's challenge cannot carry the signature over to its own connection."""
+    payload: bytes = msgpack.packb([nonce, name, public_key, peer_port, channel], use_bin_type=True)
     return payload

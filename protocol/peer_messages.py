@@ -16,7 +16,9 @@ import msgpack
 from protocol.cards import MAX_PLAYERS
 from protocol.identity import SIGNATURE_BYTES
 from protocol.messages import (
+    ERROR_TEXT_MAX_CHARS,
     GAME_ID_BYTES,
+    LOBBY_EVENT_MAX_FRAME,
     Blob,
     Codec,
     FieldProblem,
@@ -145,5 +147,41 @@ class EndSeed(Message):
     seed: Annotated[bytes, Blob(32)]
 
 
+@dataclasses.dataclass(frozen=True)
+class TableCommit(Message):
+    """Before anything else on a new table: the roster exactly as the lobby gave it to the
+    sender (the msgpack of its game_start), and the sender's commitment to its contribution
+    (protocol.table). Sent again on every link that comes up until the game has ended."""
+
+    TYPE: ClassVar[str] = "table_commit"
+    roster: Annotated[bytes, Blob(1, LOBBY_EVENT_MAX_FRAME)]
+    commitment: Hash
+
+
+@dataclasses.dataclass(frozen=True)
+class TableReveal(Message):
+    """The sender's contribution, sent only once it holds every other seat's commitment."""
+
+    TYPE: ClassVar[str] = "table_reveal"
+    contribution: Annotated[bytes, Blob(32)]
+
+
+@dataclasses.dataclass(frozen=True)
+class TableConfirm(Message):
+    """The game identity the sender derived from the roster and every contribution."""
+
+    TYPE: ClassVar[str] = "table_confirm"
+    identity: GameId
+
+
+@dataclasses.dataclass(frozen=True)
+class TableRefusal(Message):
+    """The sender will not play this table, and says why (no cards have been dealt)."""
+
+    TYPE: ClassVar[str] = "table_refusal"
+    reason: Annotated[str, Text(1, ERROR_TEXT_MAX_CHARS)]
+
+
+TABLE_MESSAGES = (TableCommit, TableReveal, TableConfirm, TableRefusal)
 HANDSHAKE = Codec([PeerHello])
-PEER_LINK = Codec([StepFrame, PeerChat, Heartbeat, EndVote, EndSeed])
+PEER_LINK = Codec([StepFrame, PeerChat, Heartbeat, EndVote, EndSeed, *TABLE_MESSAGES])

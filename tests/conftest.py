@@ -76,3 +76,11 @@ def reactor_left_clean() -> Any:
 def processes_ended() -> Any:
     yield
     kill_leftovers()
+
+
+@pytest.fixture(autouse=True)
+def own_config_dir(tmp_path: Any, monkeypatch: Any) -> None:
+    """Keys, and the keys a client remembers (lobbies, players), go to the test's own
+    directory, never to the user's: a lobby key remembered by one test must not meet
+    another test's lobby on the same port."""
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))

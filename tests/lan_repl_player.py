@@ -28,12 +28,14 @@ from client.screen import GameScreen, Terminal, play_roster
 from client.session import Seat, match, open_peer_port
 from client.summary import summarize
 from protocol.messages import RoomOptions
+from protocol.table import MIN_PROOF_ROUNDS
 from tests.typist import Typist
 
 
 async def play(reactor: Any, args: argparse.Namespace) -> int:
     host, port = parse_lobby_address(args.lobby)
-    seat = Seat(args.name, args.name, host, port, args.listen, args.step_deadline)
+    weak = args.proof_rounds < MIN_PROOF_ROUNDS  # a test's choice, for a quick game
+    seat = Seat(args.name, args.name, host, port, args.listen, args.step_deadline, 300.0, weak)
     identity = load_or_create(seat.profile)
     options = RoomOptions(proof_rounds=args.proof_rounds)
     listener = await open_peer_port(reactor, seat.listen, identity)
@@ -42,7 +44,7 @@ async def play(reactor: Any, args: argparse.Namespace) -> int:
         with create_pipe_input() as keyboard:
             screen = GameScreen(Terminal(colour=False, input=keyboard, output=DummyOutput()))
             typist = Typist(reactor, screen, keyboard)
-            outcome = await play_roster(reactor, seat, identity, listener, roster, screen)
+            outcome = await play_roster(reactor, seat, identity, listener, roster, options, screen)
     finally:
         await listener.stop()
     printed = screen.terminal.printed

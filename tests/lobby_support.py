@@ -15,6 +15,7 @@ from twisted.internet.protocol import Factory, Protocol, connectionDone
 from twisted.python.failure import Failure
 
 from client.lobby_client import LobbyClient, LobbyListener
+from client.sealed import channel_binding, dial
 from lobby.limits import LobbyLimits
 from lobby.server import LobbyFactory
 from lobby.service import makeService
@@ -161,7 +162,8 @@ class RawClient(Protocol):
 
 
 async def connect_raw(port: int) -> RawClient:
-    endpoint = TCP4ClientEndpoint(reactor, "127.0.0.1", port)
+    """A raw connection through TLS, as the lobby speaks it (any lobby key accepted)."""
+    endpoint = dial(TCP4ClientEndpoint(reactor, "127.0.0.1", port), None, lambda k: True, reactor)
     raw: RawClient = await within(endpoint.connect(Factory.forProtocol(RawClient)))
     return raw
 
@@ -170,7 +172,8 @@ def hello_frame(raw: RawClient, identity: Identity, name: str, req: int = 1) -> 
     """A correctly signed hello for a raw connection (after its challenge arrived)."""
     challenge = raw.received[0]
     assert isinstance(challenge, Challenge)
-    signed = hello_signed_payload(challenge.nonce, name, identity.public_key, 4000)
+    channel = channel_binding(raw.transport)
+    signed = hello_signed_payload(challenge.nonce, name, identity.public_key, 4000, channel)
     hello = Hello(
         version=PROTOCOL_VERSION,
         req=req,

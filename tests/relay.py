@@ -52,6 +52,8 @@ from twisted.internet.interfaces import IDelayedCall, IListeningPort
 from twisted.internet.protocol import Factory, Protocol, connectionDone
 from twisted.python.failure import Failure
 
+from client import sealed
+from protocol.identity import Identity
 from protocol.kdf import Stream
 from tests.waiting import Watched
 
@@ -610,6 +612,100 @@ class Relay(Factory, Watched):
                 link.abort()
             stopping.append(self.when(lambda relay: not relay.live))
         return DeferredList(stopping, consumeErrors=True) if stopping else succeed(None)
+
+
+class _SplicedIn(Protocol):
+    def __init__(self, splice: Splice) -> None:
+        self.splice = splice
+        self.out: _SplicedOut | None = None
+        self.gone = False
+
+    def connectionMade(self) -> None:
+        self.transport.pauseProducing()  # nothing is read until the target answers
+        splice = self.splice
+        splice.live.add(self)
+        endpoint: Any = TCP4ClientEndpoint(
+            splice.reactor, splice.target_host, splice.target_port, CONNECT_TIMEOUT
+        )
+        endpoint = sealed.dial(endpoint, splice.identity_out, lambda key: True, splice.reactor)
+        connecting = endpoint.connect(Factory.forProtocol(lambda: _SplicedOut(self)))
+        connecting.addCallbacks(self._target_up, lambda _: self.transport.abortConnection())
+
+    def _target_up(self, out: _SplicedOut) -> None:
+        self.out = out
+        if self.gone:
+            out.transport.abortConnection()
+        else:
+            self.transport.resumeProducing()
+
+    def dataReceived(self, data: bytes) -> None:
+        self.splice.plain[UP] += data
+        if self.out is not None:
+            self.out.transport.write(self.splice.rewrite(UP, data))
+
+    def connectionLost(self, reason: Failure = connectionDone) -> None:
+        self.gone = True
+        if self.out is not None:
+            self.out.transport.loseConnection()
+        self.splice.live.discard(self)
+        self.splice.changed()
+
+
+class _SplicedOut(Protocol):
+    def __init__(self, inbound: _SplicedIn) -> None:
+        self.inbound = inbound
+
+    def dataReceived(self, data: bytes) -> None:
+        self.inbound.splice.plain[DOWN] += data
+        self.inbound.transport.write(self.inbound.splice.rewrite(DOWN, data))
+
+    def connectionLost(self, reason: Failure = connectionDone) -> None:
+        self.inbound.transport.loseConnection()  # after what the target said last
+
+
+class Splice(Factory, Watched):
+    """A machine in the middle with keys of its own: it ends the TLS of whoever connects with
+    `identity_in`'s certificate (asking for theirs when `clients_show_keys`), opens its own
+    TLS to the target as `identity_out`, and passes the plaintext between the two, recording
+    it (`plain`) and letting `rewrite` change it. It gets through only where a side accepts
+    its key: the first meeting with a lobby, or a roster that a lobby falsified."""
+
+    def __init__(
+        self,
+        reactor: Any,
+        target: tuple[str, int],
+        identity_in: Identity,
+        identity_out: Identity | None,
+        clients_show_keys: bool,
+        rewrite: Callable[[str, bytes], bytes] = lambda direction, data: data,
+    ) -> None:
+        Watched.__init__(self)
+        self.reactor = reactor
+        self.target_host, self.target_port = target
+        self.identity_in = identity_in
+        self.identity_out = identity_out
+        self.clients_show_keys = clients_show_keys
+        self.rewrite = rewrite
+        self.plain: dict[str, bytearray] = {UP: bytearray(), DOWN: bytearray()}
+        self.live: set[_SplicedIn] = set()
+        self._port: IListeningPort | None = None
+
+    def buildProtocol(self, addr: Any) -> _SplicedIn:
+        return _SplicedIn(self)
+
+    async def listen(self, interface: str = "127.0.0.1") -> int:
+        wrapped = sealed.accept(self, self.identity_in, self.clients_show_keys, self.reactor)
+        endpoint = serverFromString(self.reactor, f"tcp:0:interface={interface}")
+        self._port = await endpoint.listen(wrapped)
+        return int(self._port.getHost().port)
+
+    async def stop(self) -> None:
+        if self._port is not None:
+            await maybeDeferred(self._port.stopListening)
+            self._port = None
+        for inbound in list(self.live):
+            inbound.transport.abortConnection()
+        await self.when(lambda splice: not splice.live)
 
 
 @dataclass

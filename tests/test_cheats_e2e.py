@@ -30,7 +30,7 @@ EXPECTED_REASON = {
 @pytest.mark.parametrize("kind", CHEATS)
 def test_every_honest_client_stops_the_game_and_names_the_cheater(kind, tmp_path):
     env = isolated_env(tmp_path)
-    options = ("--proof-rounds", "1", "--step-deadline", "4")
+    options = ("--proof-rounds", "1", "--allow-weak-proofs", "--step-deadline", "4")
     with running_lobby(env) as port:
         cheater = start(
             [sys.executable, "-m", "tests.cheater", kind,

@@ -23,6 +23,7 @@ from protocol.kdf import Stream, derive
 from protocol.messages import GameStart, Message, RoomOptions, Seat
 from protocol.peer_messages import StepFrame
 from protocol.rules import state_hash
+from protocol.table import AgreedTable
 from tests.waiting import within
 
 PLAYERS = 3
@@ -66,17 +67,20 @@ async def play(
         options=RoomOptions(proof_rounds=1),
     )
     seeds = [derive(b"fault injection test", "seed", seat) for seat in range(PLAYERS)]
+    contributions = tuple(derive(b"fault injection test", "table", s) for s in range(PLAYERS))
     with ThreadPoolExecutor(2) as executor:
         games = [
             PeerGame(
                 reactor,
                 identities[seat],
-                roster,
-                seat,
+                AgreedTable(roster, seat, contributions),
                 seeds[seat],
                 listeners[seat],
                 GameFileWriter.create(
-                    tmp_path / f"{run}-{seat}.game", roster, seat, seeds[seat], "127.0.0.1"
+                    tmp_path / f"{run}-{seat}.game",
+                    AgreedTable(roster, seat, contributions),
+                    seeds[seat],
+                    "127.0.0.1",
                 ),
                 BotPlayer(reactor, GreedyBot(), patience=NEVER),
                 executor=executor,

@@ -19,7 +19,8 @@ def play_bots(tmp_path: Path, players: int, proof_rounds: int, strategies: list[
     with running_lobby(env) as port:
         bots = [
             start_bot(port, players, f"bot{n}", env, tmp_path,
-                      "--proof-rounds", str(proof_rounds), "--strategy", strategies[n])
+                      "--proof-rounds", str(proof_rounds), "--allow-weak-proofs",
+                      "--strategy", strategies[n])
             for n in range(players)
         ]  # fmt: skip
         found = results(bots, timeout=400, tmp_path=tmp_path)

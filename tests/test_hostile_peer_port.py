@@ -51,7 +51,10 @@ def test_garbage_on_every_peer_port_during_a_game_changes_nothing(tmp_path):
     env = isolated_env(tmp_path)
     with running_lobby(env) as port:
         bots = [
-            start_bot(port, 3, f"bot{n}", env, tmp_path, "--proof-rounds", "1") for n in range(3)
+            start_bot(
+                port, 3, f"bot{n}", env, tmp_path, "--proof-rounds", "1", "--allow-weak-proofs"
+            )
+            for n in range(3)
         ]
         files = wait_for(lambda: game_files(env), 60, "the game to start")
         roster = GameFile.read(next(iter(files.values()))).roster

@@ -70,7 +70,7 @@ def client_env(tmp_path: Path, name: str) -> dict[str, str]:
 def game_arguments(lobby: str, name: str, seats: int, listen: str) -> list[str]:
     return [
         lobby, "--seats", str(seats), "--name", name, "--listen", listen,
-        "--proof-rounds", str(PROOF_ROUNDS),
+        "--proof-rounds", str(PROOF_ROUNDS), "--allow-weak-proofs",
     ]  # fmt: skip
 
 

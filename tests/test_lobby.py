@@ -14,6 +14,7 @@ from twisted.internet.protocol import Factory, Protocol
 from twisted.internet.task import Clock
 
 from client.lobby_client import LobbyClient, LobbyDisconnected, LobbyError
+from client.sealed import accept, channel_binding
 from lobby.limits import LobbyLimits
 from protocol.identity import Identity
 from protocol.messages import (
@@ -111,7 +112,9 @@ async def test_a_hello_signed_over_another_nonce_is_refused_and_dropped(
     raw = await connect_raw(lobby.port)
     await raw.has_received(1)  # the challenge
     identity = Identity.generate()
-    payload = hello_signed_payload(bytes(32), "Mallory", identity.public_key, 4000)
+    payload = hello_signed_payload(
+        bytes(32), "Mallory", identity.public_key, 4000, channel_binding(raw.transport)
+    )
     hello = {
         "type": "hello",
         "version": 1,
@@ -149,7 +152,7 @@ async def test_the_client_refuses_a_lobby_of_another_protocol_version() -> None:
 
     port = await within(
         TCP4ServerEndpoint(reactor, 0, interface="127.0.0.1").listen(
-            Factory.forProtocol(FutureLobby)
+            accept(Factory.forProtocol(FutureLobby), Identity.generate(), False, reactor)
         )
     )
     try:

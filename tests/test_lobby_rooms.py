@@ -58,7 +58,9 @@ class Table:
         self, conn: int, name: str, identity: Identity | None = None, nonce: bytes | None = None
     ) -> list[Effect]:
         identity = identity or Identity.generate()
-        signed = hello_signed_payload(nonce or self.nonces[conn], name, identity.public_key, 5000)
+        signed = hello_signed_payload(
+            nonce or self.nonces[conn], name, identity.public_key, 5000, b""
+        )
         hello = Hello(
             version=PROTOCOL_VERSION,
             req=1,

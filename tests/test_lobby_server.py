@@ -27,6 +27,7 @@ def connect(factory: LobbyFactory) -> tuple[Any, StringTransport]:
     transport = StringTransport(peerAddress=IPv4Address("TCP", "10.1.2.3", 50000))
     protocol = factory.buildProtocol(transport.getPeer())
     protocol.makeConnection(transport)
+    protocol.handshakeCompleted()  # TLS itself is not in these tests: see test_lobby.py
     return protocol, transport
 
 

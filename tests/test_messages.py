@@ -281,16 +281,17 @@ def test_error_replies_say_whether_the_link_ends() -> None:
     assert isinstance(fatal, Error)
 
 
-def test_the_hello_signature_covers_nonce_name_key_and_port() -> None:
-    base = (bytes(32), "Ann", bytes(32), 4000)
+def test_the_hello_signature_covers_nonce_name_key_port_and_connection() -> None:
+    base = (bytes(32), "Ann", bytes(32), 4000, bytes(32))
     variants = [
-        (b"\x01" * 32, "Ann", bytes(32), 4000),
-        (bytes(32), "Anne", bytes(32), 4000),
-        (bytes(32), "Ann", b"\x01" * 32, 4000),
-        (bytes(32), "Ann", bytes(32), 4001),
+        (b"\x01" * 32, "Ann", bytes(32), 4000, bytes(32)),
+        (bytes(32), "Anne", bytes(32), 4000, bytes(32)),
+        (bytes(32), "Ann", b"\x01" * 32, 4000, bytes(32)),
+        (bytes(32), "Ann", bytes(32), 4001, bytes(32)),
+        (bytes(32), "Ann", bytes(32), 4000, b"\x01" * 32),
     ]
     signed = {hello_signed_payload(*v) for v in [base, *variants]}
-    assert len(signed) == 5
+    assert len(signed) == 6
 
 
 # -- fuzzing the decoder ----------------------------------------------------------------------

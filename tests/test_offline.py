@@ -18,7 +18,10 @@ def finished_game(tmp_path_factory) -> tuple[Path, dict[str, str]]:
     env = isolated_env(tmp_path)
     with running_lobby(env) as port:
         bots = [
-            start_bot(port, 3, f"bot{n}", env, tmp_path, "--proof-rounds", "2") for n in range(3)
+            start_bot(
+                port, 3, f"bot{n}", env, tmp_path, "--proof-rounds", "2", "--allow-weak-proofs"
+            )
+            for n in range(3)
         ]
         found = results(bots, timeout=240, tmp_path=tmp_path)
     assert all(r["ok"] for r in found)
@@ -34,7 +37,7 @@ def bean_client(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[
 
 def rewritten(source: Path, target: Path, steps: list, end: bool) -> Path:
     saved = GameFile.read(source)
-    writer = GameFileWriter.create(target, saved.roster, saved.seat, saved.seed, saved.listen_host)
+    writer = GameFileWriter.create(target, saved.table, saved.seed, saved.listen_host)
     for number, frames in enumerate(steps):
         writer.step(number, frames)
     if end:

@@ -40,6 +40,7 @@ from protocol.lockstep import StepReport
 from protocol.messages import GAME_ID_BYTES, GameStart, RoomOptions, Seat
 from protocol.rules import Action, Phase, Plant, RuleError
 from protocol.steps import Applied
+from protocol.table import AgreedTable
 from tests.lobby_support import Clients, start_lobby
 from tests.processes import LOCAL, client_arguments
 from tests.rules_helpers import Game, table
@@ -102,7 +103,13 @@ def bot_processes(port: int, seats: int, count: int) -> list[Any]:
     arguments = ["-m", "client.cli", "bot"]
     return [
         spawn_bot(
-            reactor, [*arguments, *client_arguments(port, seats, f"bot{n}", "--proof-rounds", "1")]
+            reactor,
+            [
+                *arguments,
+                *client_arguments(
+                    port, seats, f"bot{n}", "--proof-rounds", "1", "--allow-weak-proofs"
+                ),
+            ],
         )
         for n in range(1, count + 1)
     ]
@@ -324,8 +331,9 @@ def unfinished_game_file() -> Path:
         ),
         options=RoomOptions(),
     )
-    path = game_path(roster.game_id, 0)
-    GameFileWriter.create(path, roster, 0, bytes(32), listen_host=LOCAL).close()
+    table = AgreedTable(roster, 0, tuple(bytes([n]) * 32 for n in range(len(NAMES))))
+    path = game_path(table.identity, 0)
+    GameFileWriter.create(path, table, bytes(32), listen_host=LOCAL).close()
     return path
 
 

@@ -34,7 +34,9 @@ def play_with_crashes(tmp_path: Path, game: int, rng: Stream) -> tuple[int, list
     kills = 0
     with running_lobby(env) as port:
         running = {
-            name: start_bot(port, PLAYERS, name, env, tmp_path, "--proof-rounds", "1")
+            name: start_bot(
+                port, PLAYERS, name, env, tmp_path, "--proof-rounds", "1", "--allow-weak-proofs"
+            )
             for name in names
         }
         files = wait_for(lambda: len(game_files(env)) == PLAYERS and game_files(env), 60,
@@ -83,7 +85,10 @@ def test_killing_the_lobby_in_the_middle_of_a_game_does_not_affect_it(tmp_path):
     env = isolated_env(tmp_path)
     with running_lobby(env) as port:
         bots = [
-            start_bot(port, 3, f"bot{n}", env, tmp_path, "--proof-rounds", "1") for n in range(3)
+            start_bot(
+                port, 3, f"bot{n}", env, tmp_path, "--proof-rounds", "1", "--allow-weak-proofs"
+            )
+            for n in range(3)
         ]
         wait_for(lambda: len(game_files(env)) == 3, 60, "the game to start")
     # The lobby is gone now (the context stopped it); the game goes on between the bots.
@@ -105,7 +110,7 @@ def test_resuming_a_finished_game_or_without_the_key_is_refused_in_words(tmp_pat
 @pytest.mark.slow
 def test_a_player_gone_for_good_lets_the_others_end_the_game_and_audit_it(tmp_path):
     env = isolated_env(tmp_path)
-    options = ("--proof-rounds", "1", "--abandon-after", "2")
+    options = ("--proof-rounds", "1", "--allow-weak-proofs", "--abandon-after", "2")
     with running_lobby(env) as port:
         bots = {
             f"p{n}": start_bot(port, PLAYERS, f"p{n}", env, tmp_path, *options)

@@ -21,6 +21,7 @@ from protocol.kdf import derive
 from protocol.lockstep import StepReport
 from protocol.messages import GameStart, RoomOptions, Seat
 from protocol.rules import Action, EndPlanting, EndTrading, Harvest, Plant, PlantPending, apply
+from protocol.table import AgreedTable
 from tests.rules_helpers import table
 from tests.waiting import Watched, within
 
@@ -175,16 +176,21 @@ async def test_a_player_who_lets_the_clock_run_out_gets_the_default_moves(tmp_pa
     idle = Idle()
     players = [idle, BotPlayer(reactor, GreedyBot()), BotPlayer(reactor, GreedyBot())]
     seeds = [derive(b"turn clock test!", seat) for seat in range(3)]
+    contributions = tuple(derive(b"turn clock table", seat) for seat in range(3))
     with ThreadPoolExecutor(2) as executor:
         games = [
             PeerGame(
                 reactor,
                 identities[s],
-                roster,
-                s,
+                AgreedTable(roster, s, contributions),
                 seeds[s],
                 listeners[s],
-                GameFileWriter.create(tmp_path / f"{s}.game", roster, s, seeds[s], "127.0.0.1"),
+                GameFileWriter.create(
+                    tmp_path / f"{s}.game",
+                    AgreedTable(roster, s, contributions),
+                    seeds[s],
+                    "127.0.0.1",
+                ),
                 players[s],
                 executor=executor,
             )

@@ -67,7 +67,8 @@ from client.screen.render import (
 )
 from client.screen.repl import GameScreen, Terminal, end_prompt, in_twisted, play_roster, redraw
 from client.session import Seat, check_reachable, connect_lobby, open_peer_port, peer_host
-from protocol.identity import Identity, IdentityError
+from client.table_setup import TableRefused
+from protocol.identity import Identity, IdentityError, fingerprint
 from protocol.messages import GameStart, Member, MessageError, RoomOptions, RoomState, RoomSummary
 
 # What a lobby request can fail with; each says why in a sentence.
@@ -269,8 +270,18 @@ class LobbyScreen(LobbyListener):
             f"Connected to the lobby at {host}:{port} as {welcome.name}. Type rooms for the "
             "open rooms, quick 4 for a table of four, help for every command."
         )
+        self._first_meeting(self.lobby)
         redraw(self.session)
         return self.lobby
+
+    def _first_meeting(self, lobby: LobbyClient) -> None:
+        """The first time at this lobby: say its key, which is remembered from now on."""
+        if lobby.first_meeting and lobby.lobby_key is not None:
+            self.terminal.say(
+                f"First time at this lobby: its key is {fingerprint(lobby.lobby_key)} (bean-lobby "
+                "prints it when it starts). This machine remembers it and will warn you if "
+                "it ever changes."
+            )
 
     def _peer_port(self) -> int:
         assert self.listener.port is not None
@@ -373,12 +384,24 @@ class LobbyScreen(LobbyListener):
         host, port = self.address
         args = self.args
         seat = Seat(
-            self.name, args.profile, host, port, args.listen, args.step_deadline, args.abandon_after
+            self.name,
+            args.profile,
+            host,
+            port,
+            args.listen,
+            args.step_deadline,
+            args.abandon_after,
+            args.allow_weak_proofs,
         )
+        terms = self.lobby.terms if self.lobby is not None else None
         self._playing = True
         try:
             screen = self.game_screen(self.terminal)
-            await play_roster(self.reactor, seat, self.identity, self.listener, roster, screen)
+            await play_roster(
+                self.reactor, seat, self.identity, self.listener, roster, terms, screen
+            )
+        except TableRefused as refused:
+            self._error(f"the game did not start: {refused}")
         except (GameFileError, OSError) as error:  # the game file could not be written
             self._error(f"the game could not be played: {error}")
         finally:

@@ -56,11 +56,20 @@ from client.screen.render import (
     render_toolbar,
     show,
 )
-from client.session import Seat, deck_workers, match, open_peer_port, room_options, start_game
+from client.session import (
+    Seat,
+    agree_on_table,
+    deck_workers,
+    match,
+    open_peer_port,
+    room_options,
+    start_game,
+)
 from protocol.identity import Identity
 from protocol.lockstep import StepReport
-from protocol.messages import GameStart
+from protocol.messages import GameStart, RoomOptions
 from protocol.rules import RuleError
+from protocol.table import MIN_PROOF_ROUNDS
 
 LOG_LINES = 40
 CLOCK_REFRESH_SECONDS = 1.0
@@ -334,12 +343,16 @@ async def play_roster(
     identity: Identity,
     listener: PeerListener,
     roster: GameStart,
+    terms: RoomOptions | None,
     screen: GameScreen,
 ) -> Outcome:
-    """Play the roster's game at this screen until it ends; returns once every link is closed
-    (the peer port may then serve the next game)."""
+    """Agree on the table with the others, then play its game at this screen until it ends;
+    returns once every link is closed (the peer port may then serve the next game).
+    TableRefused, saying why, if the table does not start."""
+    say = screen.terminal.say
+    setup = await agree_on_table(reactor, seat, identity, listener, roster, terms, say)
     with deck_workers() as executor:
-        game = start_game(reactor, seat, identity, listener, roster, screen.player, executor)
+        game = start_game(reactor, seat, identity, listener, setup, screen.player, executor)
         screen.game = game
         outcome = await in_twisted(screen.play(game))
         await game.done
@@ -363,7 +376,11 @@ async def play_human_seat(
     terminal = screen.terminal
     name = args.name or getpass.getuser()
     listen = f"tcp:0:interface={host}"
-    seat = Seat(name, f"play-{name}", host, port, listen, args.step_deadline, args.abandon_after)
+    # The person chose the proof rounds of a table of their own bots: that is the local choice.
+    weak = args.allow_weak_proofs or args.proof_rounds < MIN_PROOF_ROUNDS
+    seat = Seat(
+        name, f"play-{name}", host, port, listen, args.step_deadline, args.abandon_after, weak
+    )
     identity = load_or_create(seat.profile)
     options = room_options(args)
     listener = await open_peer_port(reactor, seat.listen, identity)
@@ -371,6 +388,6 @@ async def play_human_seat(
         terminal.say(f"Waiting for {seats - 1} bots to join the table...")
         roster = await match(reactor, seat, seats, options, identity, listener)
         terminal.say("Everyone is here: " + ", ".join(s.name for s in roster.seats) + ".")
-        return await play_roster(reactor, seat, identity, listener, roster, screen)
+        return await play_roster(reactor, seat, identity, listener, roster, options, screen)
     finally:
         await listener.stop()

@@ -1,0 +1,144 @@
+"""What the players check before a game, trusting the lobby for nothing: the game's identity,
+the table code, the room's terms and the proof floor.
+
+The lobby hands every client a roster (`GameStart`). Each seat then draws a fresh random
+contribution, commits to it (bound to the roster as that seat received it), and reveals it
+only once it holds every other seat's commitment (client/table_setup.py runs the exchange over
+the sealed mesh). The game's identity is a hash of the whole roster and every contribution:
+with one honest seat nobody could choose or predict it, a roster that differs anywhere gives
+another identity, and a game id the lobby reuses gives another identity anyway. The genesis of
+the lockstep binds it, and every signed step message names it.
+
+The table code is a short form of the identity for people to compare aloud: a lobby that gave
+the players different keys (to sit in the middle of their links) cannot make their codes
+agree, since it has to commit to its own contributions before it sees theirs. Pure.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from dataclasses import dataclass, fields
+
+import msgpack
+
+from protocol.identity import fingerprint
+from protocol.messages import GAME_ID_BYTES, GameStart, RoomOptions
+
+CONTRIBUTION_BYTES = 32
+#: Shuffle proofs a networked game deals with, unless a client's own flag allows fewer: each
+#: round halves the chance that a cheating shuffle passes, so 40 rounds let one pass about
+#: once in 10^12 tries, far beyond the number of games anyone plays (CRYPTO.md, item 10).
+MIN_PROOF_ROUNDS = 40
+#: Digits in a table code: 12, read in groups of three. A lobby in the middle gets the codes of
+#: two halves of the table to agree once in 10^12 tries, and each try is a game that did not
+#: start; digits read aloud the same in any language and need no word list.
+CODE_DIGITS = 12
+_DOMAIN = b"bohnanza-p2p table v1\x00"
+
+
+def roster_bytes(roster: GameStart) -> bytes:
+    """The roster in one canonical encoding (fields in their declared order)."""
+    packed: bytes = msgpack.packb(roster.to_wire(), use_bin_type=True)
+    return packed
+
+
+def _digest(*parts: bytes) -> bytes:
+    digest = hashlib.sha256(_DOMAIN)
+    for part in parts:
+        digest.update(len(part).to_bytes(4, "big"))
+        digest.update(part)
+    return digest.digest()
+
+
+def commitment(roster: GameStart, seat: int, contribution: bytes) -> bytes:
+    """A seat's commitment to its contribution, for this roster and seat only."""
+    return _digest(b"commit", roster_bytes(roster), bytes([seat]), contribution)
+
+
+def game_identity(roster: GameStart, contributions: Sequence[bytes]) -> bytes:
+    """The game's identity: the whole roster (room and lobby game id, seat order, names, keys,
+    addresses, all options) and every seat's contribution, in seat order."""
+    if len(contributions) != len(roster.seats):
+        raise ValueError("one contribution per seat")
+    return _digest(b"identity", roster_bytes(roster), *contributions)[:GAME_ID_BYTES]
+
+
+def table_code(identity: bytes) -> str:
+    """The identity as CODE_DIGITS digits in groups of three: '042 917 388 105'."""
+    number = int.from_bytes(_digest(b"code", identity), "big") % 10**CODE_DIGITS
+    digits = f"{number:0{CODE_DIGITS}d}"
+    return " ".join(digits[i : i + 3] for i in range(0, CODE_DIGITS, 3))
+
+
+CHECK_CODE = "Check that everyone at the table sees this same code; if not, stop: someone sits "
+CHECK_CODE += "between the players (the lobby gave them different keys)."
+
+
+@dataclass(frozen=True)
+class AgreedTable:
+    """A roster every seat checked, with every seat's revealed contribution."""
+
+    roster: GameStart
+    seat: int
+    contributions: tuple[bytes, ...]
+
+    @property
+    def identity(self) -> bytes:
+        return game_identity(self.roster, self.contributions)
+
+    @property
+    def code(self) -> str:
+        return table_code(self.identity)
+
+
+def _option_names() -> list[str]:
+    return [field.name for field in fields(RoomOptions)]
+
+
+def option_differences(joined: RoomOptions, given: RoomOptions) -> list[str]:
+    """Each option of the roster that is not what the room was when this client joined it."""
+    return [
+        f"{name} is {getattr(given, name)!r}, not {getattr(joined, name)!r}"
+        for name in _option_names()
+        if getattr(given, name) != getattr(joined, name)
+    ]
+
+
+def roster_differences(mine: GameStart, theirs: GameStart) -> list[str]:
+    """What another seat's roster says that this seat's does not, field by field."""
+    found = []
+    if (mine.room_id, mine.game_id) != (theirs.room_id, theirs.game_id):
+        found.append("another room or lobby game id")
+    if len(mine.seats) != len(theirs.seats):
+        found.append(f"{len(theirs.seats)} seats, not {len(mine.seats)}")
+    for index, (a, b) in enumerate(zip(mine.seats, theirs.seats, strict=False)):
+        if a.name != b.name:
+            found.append(f"seat {index + 1} is {b.name!r}, not {a.name!r}")
+        if a.public_key != b.public_key:
+            found.append(
+                f"{a.name}'s key is {fingerprint(b.public_key)}, not {fingerprint(a.public_key)}"
+            )
+        if (a.host, a.port) != (b.host, b.port):
+            found.append(f"{a.name} is at {b.host}:{b.port}, not {a.host}:{a.port}")
+    found += [f"the option {d}" for d in option_differences(mine.options, theirs.options)]
+    return found
+
+
+def proof_strength(rounds: int) -> str:
+    """How strong the shuffle proofs of a game are, in words for the table and the toolbar."""
+    if rounds == 0:
+        return "proofs: off, a cheating shuffle is caught only by the audit at the end"
+    chance = f"{2**rounds:,}" if rounds <= 20 else f"2^{rounds}"
+    return f"proofs: {rounds} rounds, a cheat passes 1 time in {chance}"
+
+
+def below_the_floor(rounds: int, allow_weak: bool) -> str | None:
+    """Why this client refuses a game of `rounds` proof rounds (None: it accepts it)."""
+    if rounds >= MIN_PROOF_ROUNDS or allow_weak:
+        return None
+    return (
+        f"the game would deal with {rounds} proof rounds ({proof_strength(rounds)}), below "
+        f"this client's floor of {MIN_PROOF_ROUNDS}; a client started with "
+        "--allow-weak-proofs accepts fewer"
+    )

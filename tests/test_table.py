@@ -1,0 +1,251 @@
+"""The table the players agree on before the deal (protocol/table.py, client/table_setup.py):
+the identity binds the whole roster and every contribution; the seats agree over real sealed
+links on 127.0.0.1, and refuse, saying why and blaming nobody, a roster that differs between
+them, terms the lobby changed, or proofs below the floor."""
+
+from __future__ import annotations
+
+import dataclasses
+import secrets
+from typing import Any
+
+import pytest
+import pytest_twisted
+from hypothesis import given
+from hypothesis import strategies as st
+from twisted.internet import reactor
+from twisted.internet.defer import DeferredList
+
+from client.mesh import PeerListener
+from client.remembered import RememberedKeys, changed_player_keys
+from client.table_setup import TableRefused, TableSetup
+from protocol.identity import Identity, fingerprint
+from protocol.messages import GameStart, RoomOptions, Seat
+from protocol.table import (
+    AgreedTable,
+    below_the_floor,
+    game_identity,
+    option_differences,
+    proof_strength,
+    roster_differences,
+    table_code,
+)
+from tests.waiting import within
+
+
+def a_roster(identities: list[Identity], ports: list[int], **options: Any) -> GameStart:
+    return GameStart(
+        room_id=7,
+        game_id=bytes(16),
+        seats=tuple(
+            Seat(f"p{n}", identity.public_key, "127.0.0.1", port)
+            for n, (identity, port) in enumerate(zip(identities, ports, strict=True))
+        ),
+        options=RoomOptions(**options),
+    )
+
+
+# --- the identity and the code (pure) ---------------------------------------------------------
+
+ROSTER = a_roster([Identity.generate() for _ in range(3)], [4000, 4001, 4002])
+CONTRIBUTIONS = tuple(bytes([n]) * 32 for n in range(3))
+
+
+def changed_rosters(roster: GameStart) -> list[GameStart]:
+    """The roster with any one thing changed: ids, a seat's name, key, host or port, the seat
+    order, or any option."""
+    seats = list(roster.seats)
+    other_key = Identity.generate().public_key
+    swaps = [
+        dataclasses.replace(seats[1], name="mallory"),
+        dataclasses.replace(seats[1], public_key=other_key),
+        dataclasses.replace(seats[1], host="127.0.0.2"),
+        dataclasses.replace(seats[1], port=5000),
+    ]
+    found = [
+        dataclasses.replace(roster, room_id=8),
+        dataclasses.replace(roster, game_id=bytes([1]) * 16),
+        dataclasses.replace(roster, seats=(seats[1], seats[0], seats[2])),
+        dataclasses.replace(roster, options=RoomOptions(proof_rounds=41)),
+        dataclasses.replace(roster, options=RoomOptions(turn_seconds=30)),
+        dataclasses.replace(roster, options=RoomOptions(singleton_rule="rio_grande_literal")),
+    ]
+    found += [dataclasses.replace(roster, seats=(seats[0], swap, seats[2])) for swap in swaps]
+    return found
+
+
+def test_the_identity_binds_every_part_of_the_roster() -> None:
+    identity = game_identity(ROSTER, CONTRIBUTIONS)
+    others = {game_identity(changed, CONTRIBUTIONS) for changed in changed_rosters(ROSTER)}
+    assert identity not in others and len(others) == len(changed_rosters(ROSTER))
+
+
+@given(st.integers(0, 2), st.binary(min_size=32, max_size=32))
+def test_the_identity_binds_every_contribution(seat: int, contribution: bytes) -> None:
+    changed = list(CONTRIBUTIONS)
+    changed[seat] = contribution
+    same = tuple(changed) == CONTRIBUTIONS
+    assert (game_identity(ROSTER, changed) == game_identity(ROSTER, CONTRIBUTIONS)) == same
+
+
+def test_a_table_code_is_twelve_digits_in_groups_of_three() -> None:
+    codes = {table_code(secrets.token_bytes(16)) for _ in range(200)}
+    assert len(codes) == 200
+    for code in codes:
+        groups = code.split(" ")
+        assert [len(g) for g in groups] == [3, 3, 3, 3] and all(g.isdigit() for g in groups)
+
+
+def test_differences_are_named_field_by_field() -> None:
+    assert option_differences(RoomOptions(), RoomOptions(proof_rounds=1, turn_seconds=5)) == [
+        "proof_rounds is 1, not 40",
+        "turn_seconds is 5, not 0",
+    ]
+    swapped_key = changed_rosters(ROSTER)[-3]
+    (found,) = roster_differences(ROSTER, swapped_key)
+    assert found.startswith("p1's key is ") and fingerprint(ROSTER.seats[1].public_key) in found
+
+
+def test_the_proof_floor_and_its_words() -> None:
+    assert proof_strength(8) == "proofs: 8 rounds, a cheat passes 1 time in 256"
+    assert "audit" in proof_strength(0)
+    assert below_the_floor(40, False) is None and below_the_floor(8, True) is None
+    refusal = below_the_floor(8, False)
+    assert refusal is not None and "--allow-weak-proofs" in refusal and "40" in refusal
+
+
+def test_a_changed_key_is_warned_about_by_name(tmp_path) -> None:
+    known = RememberedKeys(tmp_path / "players.json")
+    assert changed_player_keys(ROSTER, 0, known) == []  # first game: nothing to compare
+    assert changed_player_keys(ROSTER, 0, known) == []  # the same keys again
+    new_key = dataclasses.replace(ROSTER.seats[2], public_key=Identity.generate().public_key)
+    later = dataclasses.replace(ROSTER, seats=(*ROSTER.seats[:2], new_key))
+    (warning,) = changed_player_keys(later, 0, known)
+    assert warning.startswith("p2's key has changed since your last game with p2")
+    assert fingerprint(ROSTER.seats[2].public_key) in warning
+    assert fingerprint(new_key.public_key) in warning
+    assert changed_player_keys(later, 0, known) == []  # told once; the new key is remembered
+
+
+# --- agreeing over real sealed links ----------------------------------------------------------
+
+
+async def setups(
+    players: int, rosters: Any = None, per_seat: dict[int, dict[str, Any]] | None = None
+) -> tuple[list[TableSetup], Any]:
+    identities = [Identity.generate() for _ in range(players)]
+    listeners = [PeerListener(reactor, identity, unknown_game_wait=2) for identity in identities]
+    ports = [await within(listener.listen("tcp:0:interface=127.0.0.1")) for listener in listeners]
+    roster = a_roster(identities, ports)
+    given = rosters(roster) if rosters else [roster] * players
+    made = []
+    for seat in range(players):
+        options = {"terms": RoomOptions(), "allow_weak_proofs": False, "deadline": 10.0}
+        options.update((per_seat or {}).get(seat, {}))
+        made.append(
+            TableSetup(reactor, identities[seat], given[seat], seat, listeners[seat], **options)
+        )
+
+    async def close() -> None:
+        for setup in made:
+            await within(setup.mesh.close())
+        for listener in listeners:
+            await within(listener.stop())
+
+    return made, close
+
+
+async def outcomes(made: list[TableSetup]) -> list[tuple[bool, Any]]:
+    results = await within(DeferredList([s.start() for s in made], consumeErrors=True), 20)
+    return [(ok, value if ok else value.value) for ok, value in results]
+
+
+@pytest_twisted.ensureDeferred
+async def test_the_seats_agree_on_one_identity_and_one_code() -> None:
+    made, close = await setups(4)
+    try:
+        found = await outcomes(made)
+        assert all(ok for ok, _ in found), found
+        tables: list[AgreedTable] = [value for _, value in found]
+        assert len({table.identity for table in tables}) == 1
+        assert len({table.code for table in tables}) == 1
+        assert [table.seat for table in tables] == [0, 1, 2, 3]
+        assert len(set(tables[0].contributions)) == 4  # each seat's own, fresh
+    finally:
+        await close()
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_roster_that_differs_for_one_seat_stops_every_seat_saying_what_differs() -> None:
+    other_key = Identity.generate().public_key
+
+    def one_key_swapped(roster: GameStart) -> list[GameStart]:
+        seats = list(roster.seats)
+        seats[1] = dataclasses.replace(seats[1], public_key=other_key)
+        return [dataclasses.replace(roster, seats=tuple(seats)), roster, roster]
+
+    made, close = await setups(3, one_key_swapped)
+    try:
+        found = await outcomes(made)
+        assert not any(ok for ok, _ in found)
+        assert all(isinstance(error, TableRefused) for _, error in found)
+        said = " ".join(str(error) for _, error in found)
+        assert "another roster" in said and "p1's key is" in said
+        assert "blame" not in said and "cheat" not in said
+    finally:
+        await close()
+
+
+@pytest_twisted.ensureDeferred
+async def test_terms_lowered_for_one_client_are_refused_by_it_and_the_others_hear_why() -> None:
+    def lowered(roster: GameStart) -> list[GameStart]:
+        cheap = dataclasses.replace(roster, options=RoomOptions(proof_rounds=1))
+        return [roster, cheap, roster]
+
+    made, close = await setups(3, lowered)
+    try:
+        found = await outcomes(made)
+        assert not any(ok for ok, _ in found)
+        victim = str(found[1][1])
+        assert "the lobby changed the terms of the room you joined" in victim
+        assert "proof_rounds is 1, not 40" in victim
+        for _, error in (found[0], found[2]):
+            assert "p1" in str(error)  # told by the victim, or their own roster comparison
+    finally:
+        await close()
+
+
+@pytest_twisted.ensureDeferred
+async def test_proofs_below_the_floor_are_refused_unless_every_client_allows_them() -> None:
+    def weak(roster: GameStart) -> list[GameStart]:
+        return [dataclasses.replace(roster, options=RoomOptions(proof_rounds=8))] * 3
+
+    lenient = {"terms": RoomOptions(proof_rounds=8), "allow_weak_proofs": True}
+    made, close = await setups(3, weak, {0: lenient, 1: lenient, 2: lenient})
+    try:
+        found = await outcomes(made)
+        assert all(ok for ok, _ in found), found
+    finally:
+        await close()
+    strict = {**lenient, "allow_weak_proofs": False}
+    made, close = await setups(3, weak, {0: lenient, 1: lenient, 2: strict})
+    try:
+        found = await outcomes(made)
+        assert not any(ok for ok, _ in found)
+        assert "below this client's floor of 40" in str(found[2][1])
+        assert "p2 will not play this table" in str(found[0][1])
+    finally:
+        await close()
+
+
+@pytest.mark.parametrize("missing", [2])
+@pytest_twisted.ensureDeferred
+async def test_a_seat_that_never_comes_stops_the_table_in_time_naming_it(missing: int) -> None:
+    made, close = await setups(3, per_seat={0: {"deadline": 1.0}, 1: {"deadline": 1.0}})
+    try:
+        found = await outcomes(made[:missing])
+        for _, error in found:
+            assert isinstance(error, TableRefused)
+            assert "did not come together within 1 seconds: no word from p2" in str(error)
+    finally:
+        await close()
