@@ -389,8 +389,8 @@ class PeerGame(MeshHandler):
             self._stop(Cheat(link, body.step, reason), ((frame.payload, frame.signature),))
             return
         if body.game != self.lockstep.config.game_id:
-            return  # signed for another game (a replay from a game with the same lobby id):
-            # no evidence of anything here, and never taken in
+            self._another_game(link, body)
+            return
         author, step = body.seat, body.step
         if link == author:  # relay first: a conflict must reach everyone, not just us
             self.mesh.broadcast(frame, skip=(author,))
@@ -407,6 +407,20 @@ class PeerGame(MeshHandler):
         self._accepted[digest] = frame.signature
         self._step_started.setdefault(step, self.reactor.seconds())
         self._pump()
+
+    def _another_game(self, link: int, body: StepBody) -> None:
+        """A step message signed for another game identity is never taken in. Relayed, it is
+        a replay (of a game with the same lobby id): ignored. From its own author, that seat
+        plays another table than this one (the lobby gave the players different rosters and
+        sits in the middle): the game stops before anything more is dealt, blaming nobody."""
+        if link != body.seat:
+            return
+        reason = (
+            f"{self.names[link]}'s client plays another game than this one (its messages "
+            "name another game identity): the players do not all have the same table. "
+            "Compare the table codes; the lobby may sit between the players"
+        )
+        self._stop(Cheat(None, self.step, reason))
 
     def _checked(self, frame: Frame) -> StepBody:
         """The body of a signed step message whose signature is its author's (MessageError

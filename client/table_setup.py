@@ -5,8 +5,9 @@ for nothing (protocol/table.py says what is agreed and why).
    change the terms) and against its own proof floor; a roster it refuses is refused before
    any link is dialled, and the others are told why (`table_refusal`).
 2. Every seat sends `table_commit`: the roster as it got it, and a commitment to a fresh random
-   contribution. A roster that differs from this seat's ends the setup, naming each
-   difference (the lobby gave the players different rosters).
+   contribution. A roster that differs from this seat's ends the setup once this seat knows
+   its own table code, naming each difference and the code (the lobby gave the players
+   different rosters: their codes differ).
 3. Holding every commitment, a seat reveals (`table_reveal`); holding every contribution, it
    derives the game's identity and says it (`table_confirm`); once every seat said the same
    identity, the table is agreed: its code is shown, and the keys of the people at it are
@@ -44,6 +45,7 @@ from protocol.table import (
     proof_strength,
     roster_bytes,
     roster_differences,
+    table_code,
 )
 
 log = Logger()
@@ -90,6 +92,9 @@ class TableSetup(MeshHandler):
         self._contributions: dict[int, bytes] = {seat: contribution}
         self._commitments: dict[int, bytes] = {seat: commitment(roster, seat, contribution)}
         self._confirms: dict[int, bytes] = {}
+        self._differences: dict[int, list[str]] = {}  # seat: how its roster differs
+        self._rosters: dict[int, GameStart] = {}  # the roster each seat said it got
+        self._link_problems: dict[int, str] = {}  # the last, by seat
         self._identity: bytes | None = None
         self._refusal: str | None = None
         self._early: list[tuple[int, Message]] = []
@@ -149,6 +154,7 @@ class TableSetup(MeshHandler):
             self.game.link_up(seat)
 
     def link_down(self, seat: int, reason: str) -> None:
+        self._link_problems[seat] = reason
         if self.game is not None:
             self.game.link_down(seat, reason)
 
@@ -199,15 +205,14 @@ class TableSetup(MeshHandler):
         except MessageError as error:
             self._refuse(f"{self.names[seat]} sent a roster that cannot be read: {error}")
             return
-        if not isinstance(theirs, GameStart) or theirs != self.roster:
-            found = roster_differences(self.roster, theirs) if isinstance(theirs, GameStart) else []
-            self._refuse(
-                f"the lobby gave {self.names[seat]} another roster than you: in theirs, "
-                + ("; ".join(found) or "it is not a roster")
-                + ". The lobby told the players different things"
-            )
+        if not isinstance(theirs, GameStart):
+            self._refuse(f"{self.names[seat]} sent something else than a roster")
             return
+        if theirs != self.roster:
+            # Said once this seat knows its own table code too, so that the message can say it.
+            self._differences[seat] = roster_differences(self.roster, theirs)
         self._commitments[seat] = commit.commitment
+        self._rosters[seat] = theirs  # what its commitment is bound to
         if len(self._commitments) == self.players:
             self.mesh.broadcast(TableReveal(self._contributions[self.seat]))
             self._maybe_derive()
@@ -218,7 +223,8 @@ class TableSetup(MeshHandler):
         promised = self._commitments.get(seat)
         if promised is None:
             return  # said again after its commitment on the next link
-        if not hmac.compare_digest(promised, commitment(self.roster, seat, reveal.contribution)):
+        bound = self._rosters.get(seat, self.roster)
+        if not hmac.compare_digest(promised, commitment(bound, seat, reveal.contribution)):
             self._refuse(f"{self.names[seat]} revealed a contribution it had not committed to")
             return
         self._contributions[seat] = reveal.contribution
@@ -242,13 +248,24 @@ class TableSetup(MeshHandler):
     def _maybe_agree(self) -> None:
         if self._identity is None:
             return
+        code = f"Your table code was {table_code(self._identity)}; theirs differ"
+        if self._differences:
+            said = "; ".join(
+                f"in {self.names[seat]}'s roster, " + ("; ".join(found) or "something else")
+                for seat, found in sorted(self._differences.items())
+            )
+            self._refuse(
+                f"the lobby gave the players different rosters: {said}. {code}, since "
+                "their roster differs"
+            )
+            return
         differ = [s for s, identity in self._confirms.items() if identity != self._identity]
         if differ:
             names = ", ".join(self.names[s] for s in differ)
             self._refuse(
                 f"{names} derived another game identity than you from the same roster: a "
                 "player sent different contributions to different players, or someone sits "
-                "in the middle of a link"
+                f"in the middle of a link. {code}"
             )
             return
         if len(self._confirms) < self.players:
@@ -263,15 +280,21 @@ class TableSetup(MeshHandler):
 
     def _too_late(self) -> None:
         self._timer = None
-        missing: list[str] = []
+        missing: list[int] = []
         for heard in (self._commitments, self._contributions, self._confirms):
-            missing = [self.names[s] for s in range(self.players) if s not in heard]
+            missing = [s for s in range(self.players) if s not in heard]
             if missing:  # the first round someone has not answered in
                 break
+        problems = [
+            f"the link to {self.names[s]}: {self._link_problems[s]}"
+            for s in missing
+            if s in self._link_problems
+        ]
         self._refuse(
             f"the table did not come together within {self.deadline:g} seconds: no word from "
-            f"{', '.join(missing)} (their client may have refused the game, stopped, or "
-            "cannot be reached)"
+            f"{', '.join(self.names[s] for s in missing)} (their client may have refused the "
+            "game, stopped, or cannot be reached)"
+            + (". Last, " + "; ".join(problems) if problems else "")
         )
 
     def _refuse(self, reason: str, tell_others: bool = False) -> None:

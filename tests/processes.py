@@ -42,16 +42,18 @@ def _first_line(process: subprocess.Popen[bytes], timeout: float) -> bytes:
 
 
 @contextmanager
-def running_lobby(env: dict[str, str]) -> Iterator[int]:
-    """bean-lobby on a free port of 127.0.0.1, stopped at the end."""
-    process = subprocess.Popen(
-        [str(BIN / "bean-lobby"), "--listen", f"tcp:0:interface={LOCAL}", "--quiet"],
-        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env,
-    )  # fmt: skip
+def running_lobby(env: dict[str, str], hostile: Sequence[str] = ()) -> Iterator[int]:
+    """bean-lobby on a free port of 127.0.0.1, stopped at the end; with `hostile`, the
+    lobby of tests/hostile_lobby.py instead, with those arguments (its mode first)."""
+    if hostile:
+        command = [sys.executable, "-m", "tests.hostile_lobby", *hostile]
+    else:
+        command = [str(BIN / "bean-lobby"), "--listen", f"tcp:0:interface={LOCAL}", "--quiet"]
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env)
     try:
         line = _first_line(process, 30).decode()
         found = re.fullmatch(r"bean-lobby listening on [\d.]+:(\d+)\n", line)
-        assert found, f"unexpected first line from bean-lobby: {line!r}"
+        assert found, f"unexpected first line from the lobby: {line!r}"
         yield int(found.group(1))
     finally:
         process.terminate()

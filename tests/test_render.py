@@ -28,8 +28,11 @@ from client.screen.render import (
     render_room,
     render_rooms,
     render_table,
+    render_table_code,
     render_toolbar,
+    render_who,
     show,
+    toolbar_proof_warning,
 )
 from protocol.cards import Bean
 from protocol.messages import Member, RoomOptions, RoomState, RoomSummary
@@ -395,3 +398,29 @@ def test_any_state_of_random_play_renders_within_80_columns(players: int, game: 
         view = PlayerView(state, me, cards.hand(state, me), LONG_NAMES[:players])
         for text in (render_table(view), render_toolbar(view)):
             assert widest(text) <= 80
+
+
+# --- The table's identity: its code, its keys, weak proofs ---------------------------------
+
+
+def test_who_lists_everyone_with_key_and_link_then_the_code_and_the_check() -> None:
+    from protocol.identity import Identity, fingerprint
+
+    view = view_of(step1(), 0)
+    keys = [Identity.generate().public_key for _ in view.names]
+    text = plain(render_who(view, keys, frozenset({1}), "123 456 789 012"))
+    lines = text.split("\n")
+    assert lines[0].startswith(f"1 {view.names[0]}") and lines[0].endswith("you")
+    assert fingerprint(keys[1]) in lines[1] and lines[1].endswith("linked")
+    assert lines[2].endswith("no link")
+    assert "Table code 123 456 789 012" in text and "same code" in text
+    assert widest(render_who(view, keys, frozenset(), "123 456 789 012")) <= 80
+
+
+def test_the_table_code_line_says_weak_proofs_and_the_toolbar_too() -> None:
+    full = plain(render_table_code("123 456 789 012", 40))
+    assert full.startswith("Table code 123 456 789 012") and "Weak" not in full
+    weak = plain(render_table_code("123 456 789 012", 8))
+    assert "Weak proofs: 8 rounds, a cheat passes 1 time in 256." in weak
+    assert toolbar_proof_warning(8) == "proofs: 8 rounds, a cheat passes 1 time in 256"
+    assert toolbar_proof_warning(40) is None

@@ -170,9 +170,11 @@ async def test_a_whole_game_typed_at_the_prompt_against_two_bots(keyboard: PipeI
 
 
 def connect_args(port: int | None, name: str = "ann") -> Namespace:
-    """`bean-client connect [127.0.0.1:PORT] --name NAME` as cli.py parses it."""
+    """`bean-client connect [127.0.0.1:PORT] --name NAME --allow-weak-proofs` as cli.py parses
+    it (the tests' games deal with 1 proof round, to be quick)."""
     address = [] if port is None else [f"{LOCAL}:{port}"]
     own = ["--name", name, "--profile", name, "--listen", f"tcp:0:interface={LOCAL}"]
+    own.append("--allow-weak-proofs")
     return build_parser().parse_args(["connect", *address, *own, "--no-color"])
 
 
@@ -319,8 +321,8 @@ async def test_when_no_lobby_answers_the_screen_says_how_to_give_one(keyboard: P
     assert not terminal.saw("Traceback")
 
 
-def unfinished_game_file() -> Path:
-    """A game file as a crash leaves it: the header written, no end."""
+def a_table(proof_rounds: int = 40) -> AgreedTable:
+    """A table of NAMES, agreed (each seat's contribution made up)."""
     keys = [Identity.generate().public_key for _ in NAMES]
     roster = GameStart(
         room_id=1,
@@ -329,9 +331,14 @@ def unfinished_game_file() -> Path:
             Seat(name=name, public_key=key, host=LOCAL, port=4000 + n)
             for n, (name, key) in enumerate(zip(NAMES, keys, strict=True))
         ),
-        options=RoomOptions(),
+        options=RoomOptions(proof_rounds=proof_rounds),
     )
-    table = AgreedTable(roster, 0, tuple(bytes([n]) * 32 for n in range(len(NAMES))))
+    return AgreedTable(roster, 0, tuple(bytes([n]) * 32 for n in range(len(NAMES))))
+
+
+def unfinished_game_file() -> Path:
+    """A game file as a crash leaves it: the header written, no end."""
+    table = a_table()
     path = game_path(table.identity, 0)
     GameFileWriter.create(path, table, bytes(32), listen_host=LOCAL).close()
     return path
@@ -345,8 +352,12 @@ class ScriptedGame:
     of a real rules state; what the screen submits is kept, or refused as the driver refuses a
     move the game no longer allows; the test plays the other seats' moves."""
 
-    def __init__(self, layout: Game, dealing: tuple[int, int, int] | None = None) -> None:
+    def __init__(
+        self, layout: Game, dealing: tuple[int, int, int] | None = None, proof_rounds: int = 40
+    ) -> None:
         self.seat, self.names = 0, NAMES
+        self.table = a_table(proof_rounds)
+        self.roster = self.table.roster
         self.layout = layout
         self.dealing = dealing
         self.view = self._view()
@@ -438,6 +449,24 @@ async def test_a_line_that_breaks_a_rule_gets_the_rules_sentence_and_sends_nothi
     outcome = await within(playing)
     assert outcome == Outcome() and game.submitted == []
     assert not terminal.saw("Traceback")
+
+
+@pytest_twisted.ensureDeferred
+async def test_the_table_code_is_in_table_and_who_and_weak_proofs_in_the_toolbar(
+    keyboard: PipeInput,
+) -> None:
+    game = ScriptedGame(at_my_table(), proof_rounds=8)
+    screen, playing = await screen_playing(keyboard, game)
+    terminal = screen.terminal
+    assert isinstance(terminal, PipeTerminal)
+    code = game.table.code
+    weak = r"Weak proofs: 8 rounds, a cheat passes 1 time in 256\."
+    await terminal.answer("t", rf"^Table code {code} \(all should see it\) {weak}$")
+    await terminal.answer("who", rf"2 {NAMES[1]} key \S+ linked .*Table code {code} Check that")
+    assert "proofs: 8 rounds, a cheat passes 1 time in 256" in to_plain_text(screen._toolbar())
+    terminal.type("leave")
+    terminal.type("leave")
+    await within(playing)
 
 
 @pytest_twisted.ensureDeferred

@@ -6,6 +6,7 @@ them, terms the lobby changed, or proofs below the floor."""
 from __future__ import annotations
 
 import dataclasses
+import re
 import secrets
 from typing import Any
 
@@ -175,23 +176,39 @@ async def test_the_seats_agree_on_one_identity_and_one_code() -> None:
         await close()
 
 
+def one_key_swapped(roster: GameStart) -> list[GameStart]:
+    """Seat 0's roster gives seat 1 a key that is not seat 1's."""
+    seats = list(roster.seats)
+    seats[1] = dataclasses.replace(seats[1], public_key=Identity.generate().public_key)
+    return [dataclasses.replace(roster, seats=tuple(seats)), roster, roster]
+
+
 @pytest_twisted.ensureDeferred
-async def test_a_roster_that_differs_for_one_seat_stops_every_seat_saying_what_differs() -> None:
-    other_key = Identity.generate().public_key
-
-    def one_key_swapped(roster: GameStart) -> list[GameStart]:
-        seats = list(roster.seats)
-        seats[1] = dataclasses.replace(seats[1], public_key=other_key)
-        return [dataclasses.replace(roster, seats=tuple(seats)), roster, roster]
-
-    made, close = await setups(3, one_key_swapped)
+async def test_a_swapped_key_with_nobody_in_the_middle_gets_no_link_and_no_table() -> None:
+    made, close = await setups(3, one_key_swapped, {s: {"deadline": 2.0} for s in range(3)})
     try:
         found = await outcomes(made)
         assert not any(ok for ok, _ in found)
-        assert all(isinstance(error, TableRefused) for _, error in found)
-        said = " ".join(str(error) for _, error in found)
-        assert "another roster" in said and "p1's key is" in said
-        assert "blame" not in said and "cheat" not in said
+        said = str(found[0][1])
+        assert "no word from p1" in said and "but the roster gives p1 key" in said
+        assert all("blame" not in str(error) for _, error in found)
+    finally:
+        await close()
+
+
+@pytest_twisted.ensureDeferred
+async def test_rosters_that_differ_stop_every_seat_naming_the_difference_and_the_code() -> None:
+    def other_room(roster: GameStart) -> list[GameStart]:
+        return [roster, dataclasses.replace(roster, room_id=99), roster]
+
+    made, close = await setups(3, other_room)
+    try:
+        found = await outcomes(made)
+        assert not any(ok for ok, _ in found)
+        said = [str(error) for _, error in found]
+        assert "in p1's roster, another room or lobby game id" in said[0]
+        codes = {re.search(r"Your table code was ([\d ]{15})", text).group(1) for text in said}
+        assert len(codes) == 2  # p0 and p2 share a roster; p1 does not
     finally:
         await close()
 

@@ -76,6 +76,7 @@ class View(StrEnum):
     HAND = "hand"
     LOG = "log"
     HELP = "help"
+    WHO = "who"
 
 
 @dataclass(frozen=True)
@@ -1052,6 +1053,14 @@ GAME_COMMANDS: tuple[Command[GameHandler], ...] = (
     Command("table", ("t",), "table", "Show the whole table.", ("t",), _show(View.TABLE)),
     Command("hand", ("cards",), "hand", "Show your hand and fields.", ("hand",), _show(View.HAND)),
     Command("log", ("l",), "log", "Show what happened lately.", ("l",), _show(View.LOG)),
+    Command(
+        "who",
+        (),
+        "who",
+        "Who is at the table: keys, links, and the table code to compare.",
+        ("who",),
+        _show(View.WHO),
+    ),
     Command(
         "help", ("?",), "help [COMMAND]", "List the commands, or explain one.", ("? offer",), _help
     ),

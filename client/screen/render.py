@@ -30,6 +30,7 @@ from client.screen.commands import (
 from client.screen.lobby_commands import LOBBY_COMMANDS
 from client.screen.player_view import PlayerView, bean_list, field_words, join_words
 from protocol.cards import Bean, Card, bean_of
+from protocol.identity import fingerprint
 from protocol.messages import RoomOptions, RoomState, RoomSummary
 from protocol.rules import (
     Accept,
@@ -54,6 +55,7 @@ from protocol.rules import (
     waiting_for,
 )
 from protocol.steps import Refusal
+from protocol.table import CHECK_CODE, MIN_PROOF_ROUNDS, proof_strength
 
 WIDTH = 80
 NAME_COLUMNS = 12  # a name in the players table is cut to this
@@ -436,6 +438,43 @@ def _hint_command(view: PlayerView, action: Action) -> str:
     if isinstance(action, Accept):
         return f"a {action.offer}"  # the cards are asked for when there is a choice
     return command_for(action, view, short=True)
+
+
+# --- The table's identity: its code, its keys, its proofs (issue 13) ---------------------------
+
+
+def render_table_code(code: str, proof_rounds: int) -> FormattedText:
+    """The line under the table: the code to compare aloud, and proofs weaker than the floor."""
+    lines: list[Cell] = [
+        [("class:title", "Table code "), ("class:active", code), ("", " (all should see it)")]
+    ]
+    if proof_rounds < MIN_PROOF_ROUNDS:
+        lines.append([("class:error", f"Weak {proof_strength(proof_rounds)}.")])
+    return _lines(lines)
+
+
+def render_who(
+    view: PlayerView, keys: Sequence[bytes], connected: frozenset[int], code: str
+) -> FormattedText:
+    """Everyone at the table: name, key fingerprint, whether this seat's link to them is up;
+    then the table code, with the line asking the table to compare it."""
+    lines: list[Cell] = []
+    for seat, name in enumerate(view.names):
+        link = "you" if seat == view.seat else ("linked" if seat in connected else "no link")
+        lines.append(
+            [
+                ("class:active", f"{seat + 1} {name}"),
+                ("", f"  key {fingerprint(keys[seat])}  {link}"),
+            ]
+        )
+    lines.append([("class:title", "Table code "), ("class:active", code)])
+    lines += _paragraph(CHECK_CODE, WIDTH)
+    return _lines(lines)
+
+
+def toolbar_proof_warning(proof_rounds: int) -> str | None:
+    """The toolbar's line for a table below the proof floor (None at full strength)."""
+    return None if proof_rounds >= MIN_PROOF_ROUNDS else proof_strength(proof_rounds)
 
 
 # --- The bottom toolbar ----------------------------------------------------------------------

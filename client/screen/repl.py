@@ -53,8 +53,11 @@ from client.screen.render import (
     render_question,
     render_refusal,
     render_table,
+    render_table_code,
     render_toolbar,
+    render_who,
     show,
+    toolbar_proof_warning,
 )
 from client.session import (
     Seat,
@@ -218,6 +221,9 @@ class GameScreen:
         if view is None:
             return FormattedText([("class:toolbar", progress or "Choosing who starts...")])
         toolbar = render_toolbar(view)
+        weak = toolbar_proof_warning(game.roster.options.proof_rounds)
+        if weak is not None:
+            toolbar = FormattedText([*toolbar, ("", "\n"), ("class:error", weak)])
         if progress:
             toolbar = FormattedText([*toolbar, ("", "\n"), ("class:toolbar", progress)])
         left = game.turn_seconds_left()
@@ -291,8 +297,14 @@ class GameScreen:
         return None
 
     def _show(self, command: ShowView, view: PlayerView) -> None:
+        game = self.game
+        assert game is not None
         if command.view is View.TABLE:
             self.terminal.show(render_table(view))
+            self.terminal.show(render_table_code(game.table.code, game.roster.options.proof_rounds))
+        elif command.view is View.WHO:
+            keys = [member.public_key for member in game.roster.seats]
+            self.terminal.show(render_who(view, keys, game.view.connected, game.table.code))
         elif command.view is View.HAND:
             self.terminal.show(render_hand(view))
         elif command.view is View.LOG:

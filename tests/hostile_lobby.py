@@ -1,0 +1,199 @@
+"""A hostile lobby for the end-to-end tests: the real lobby (lobby/), whose rosters are
+rewritten on their way out, as a lobby that lies would.
+
+    python -m tests.hostile_lobby MODE [--dump FILE] [--tamper KIND ...]
+
+Modes:
+- `lower-options`: the second member of each room is told the game deals with 1 proof round
+  (the others get the room's real options);
+- `swap-key`: seat 0 is told that seat 1 has a key of the lobby's and sits at the lobby's own
+  address, and seat 1 that seat 0 has another key of the lobby's: the lobby relays the link
+  between them (tests/relay.py's Splice), reading all of it;
+- `reuse-id`: every room gets the same room id and the same lobby game id;
+- `on-path`: every seat's link goes through a relay of tests/relay.py (as a machine on the
+  path of every link would be), which records every byte (`--dump FILE` at the end) and, in
+  front of seat 1, tampers with the link: each `--tamper` (flip, inject, replay, drop) hits
+  one connection, in order, well after its handshake.
+
+The first line on stdout is the real lobby's: `bean-lobby listening on HOST:PORT`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+from pathlib import Path
+from typing import Any
+
+import msgpack
+from twisted.internet.defer import Deferred
+
+from client.sealed import accept
+from lobby.limits import LobbyLimits
+from lobby.rooms import Effect, Lobby, Room, Send
+from lobby.server import LobbyFactory
+from lobby.service import ListeningService
+from protocol.identity import Identity
+from protocol.messages import GameStart, RoomOptions
+from tests.relay import (
+    UP,
+    DropUnits,
+    FlipBytes,
+    Inject,
+    Relay,
+    Replay,
+    Splice,
+    Tamper,
+    tls_records,
+)
+
+LOCAL = "127.0.0.1"
+ATTACK_AT = 30_000  # bytes into a connection: past its handshake and hellos, in the deal
+
+
+class Sequenced(Tamper):
+    """Each tamper of the list hits its own connection: the first the first, and so on
+    (a link that breaks is dialled again: the next connection meets the next attack)."""
+
+    def __init__(self, tampers: list[Tamper]) -> None:
+        self.tampers = tampers
+
+    def change(self, connection: int, direction: str, offset: int, data: bytes) -> bytes:
+        if connection >= len(self.tampers):
+            return data
+        return self.tampers[connection].change(connection, direction, offset, data)
+
+
+def attack(kind: str, connection: int) -> Tamper:
+    only = frozenset({connection})
+    if kind == "flip":
+        return FlipBytes(connections=only, direction=UP, offsets=(ATTACK_AT,))
+    if kind == "inject":
+        frame = msgpack.packb({"type": "chat", "text": "injected"})
+        payload = len(frame).to_bytes(4, "big") + frame
+        return Inject(connections=only, direction=UP, at=ATTACK_AT, payload=payload)
+    if kind == "replay":
+        start, end = ATTACK_AT - 2000, ATTACK_AT
+        return Replay(connections=only, direction=UP, start=start, end=end, after=end + 5000)
+    if kind == "drop":
+        big = {"seen": 0}
+
+        def the_first_big_record_past_the_start(unit: bytes) -> bool:
+            big["seen"] += len(unit)
+            return big["seen"] > ATTACK_AT and len(unit) > 1000 and big.setdefault("hit", 1) == 1
+
+        return DropUnits(
+            connections=only,
+            direction=UP,
+            units=tls_records,
+            pick=the_first_big_record_past_the_start,
+        )
+    raise ValueError(f"no such tamper {kind!r}")
+
+
+class HostileLobby(Lobby):
+    """The real lobby; only the rosters it sends are changed, per member."""
+
+    def __init__(self, mode: str, reactor: Any, tampers: list[str]) -> None:
+        super().__init__(LobbyLimits())
+        self.mode = mode
+        self.reactor = reactor
+        self.tampers = tampers
+        self.relays: list[Relay] = []
+        self.splice: Splice | None = None
+        self.splice_port = 0
+        self.lobby_keys = (Identity.generate(), Identity.generate())
+
+    def _start_if_ready(self, room: Room) -> list[Effect]:
+        members = list(room.members)
+        effects = super()._start_if_ready(room)
+        if not members or not effects:
+            return effects
+        (send,) = effects
+        assert isinstance(send, Send) and isinstance(send.message, GameStart)
+        roster = send.message
+        return [Send((m.conn,), self.roster_for(roster, seat)) for seat, m in enumerate(members)]
+
+    def roster_for(self, roster: GameStart, seat: int) -> GameStart:
+        seats = list(roster.seats)
+        if self.mode == "lower-options" and seat == 1:
+            return dataclasses.replace(roster, options=RoomOptions(proof_rounds=1))
+        if self.mode == "reuse-id":
+            return dataclasses.replace(roster, room_id=1, game_id=bytes(16))
+        if self.mode == "swap-key" and seat in (0, 1):
+            assert self.splice is not None
+            self.splice.target_host, self.splice.target_port = seats[1].host, seats[1].port
+            into, out = self.lobby_keys
+            if seat == 0:  # seat 1 is the lobby, at the lobby's address
+                seats[1] = dataclasses.replace(
+                    seats[1], public_key=into.public_key, host=LOCAL, port=self.splice_port
+                )
+            else:  # seat 0 is the lobby too
+                seats[0] = dataclasses.replace(seats[0], public_key=out.public_key)
+            return dataclasses.replace(roster, seats=tuple(seats))
+        if self.mode == "on-path":
+            return dataclasses.replace(roster, seats=tuple(self.behind_relays(seats)))
+        return roster
+
+    def behind_relays(self, seats: list[Any]) -> list[Any]:
+        """Every seat at the address of its relay, each relay aimed at its seat."""
+        for member, relay in zip(seats, self.relays, strict=False):
+            relay.target_host, relay.target_port = member.host, member.port
+        return [
+            dataclasses.replace(member, host=LOCAL, port=relay.port_number)
+            for member, relay in zip(seats, self.relays, strict=False)
+        ]
+
+
+async def run(reactor: Any, options: argparse.Namespace) -> None:
+    lobby = HostileLobby(options.mode, reactor, options.tamper)
+    factory = LobbyFactory(lobby.limits, reactor, lobby)
+    if options.mode == "swap-key":
+        into, out = lobby.lobby_keys
+        lobby.splice = Splice(reactor, (LOCAL, 1), into, out, clients_show_keys=True)
+        lobby.splice_port = await lobby.splice.listen()
+    if options.mode == "on-path":
+        # One relay per seat, listening before any roster names them (seats of up to 7).
+        for _ in range(7):
+            lobby.relays.append(Relay(reactor, LOCAL, 1))
+        lobby.relays[1].tamper = Sequenced([attack(k, n) for n, k in enumerate(options.tamper)])
+        for relay in lobby.relays:
+            relay.port_number = await relay.listen()
+    from twisted.internet.endpoints import serverFromString
+
+    service = ListeningService(
+        serverFromString(reactor, f"tcp:0:interface={LOCAL}"),
+        factory,
+        accept(factory, Identity.generate(), False, reactor),
+    )
+    service.startService()
+    port = await service.listening
+    print(f"bean-lobby listening on {LOCAL}:{port.getHost().port}", flush=True)
+
+    def dump() -> None:
+        if options.dump and lobby.relays:
+            captured = [
+                [[bytes(r.captured.get(way, b"")) for way in ("up", "down")] for r in relay.records]
+                for relay in lobby.relays
+            ]
+            Path(options.dump).write_bytes(msgpack.packb(captured))
+
+    reactor.addSystemEventTrigger("before", "shutdown", dump)
+    await Deferred()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(prog="python -m tests.hostile_lobby")
+    parser.add_argument("mode", choices=("lower-options", "swap-key", "reuse-id", "on-path"))
+    parser.add_argument("--dump", help="write every byte the relays carried here, at the end")
+    parser.add_argument(
+        "--tamper", action="append", default=[], choices=("flip", "inject", "replay", "drop")
+    )
+    options = parser.parse_args()
+    from twisted.internet import task
+
+    task.react(lambda reactor: Deferred.fromCoroutine(run(reactor, options)))
+
+
+if __name__ == "__main__":
+    main()
