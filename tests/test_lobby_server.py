@@ -85,3 +85,18 @@ def test_a_bug_in_a_handler_costs_only_the_client_that_hit_it() -> None:
     assert unlucky_transport.disconnecting
     other.dataReceived(frame(encode(Ping(req=2)), 4096))  # not said hello: refused,
     assert [e.code for e in errors(other_transport)] == ["hello_first"]  # but answered
+
+
+def test_a_client_that_never_finishes_the_tls_handshake_is_cut_off() -> None:
+    clock = Clock()
+    factory = LobbyFactory(LobbyLimits(hello_seconds=10), clock)
+    transport = StringTransport(peerAddress=IPv4Address("TCP", "10.1.2.3", 50000))
+    protocol = factory.buildProtocol(transport.getPeer())
+    protocol.makeConnection(transport)  # TCP is up; TLS never completes
+    protocol.dataReceived(frame(encode(Ping(req=1)), 4096))  # nothing is read before it
+    clock.advance(9)
+    factory.tick()
+    assert not transport.disconnected and factory.lobby.players == 0
+    clock.advance(2)
+    factory.tick()
+    assert transport.disconnected
