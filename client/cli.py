@@ -192,16 +192,7 @@ async def run_bot(reactor: Any, args: argparse.Namespace, make_game: Any = None)
 
     host, port = parse_lobby_address(args.lobby)
     name = args.name or f"bot-{secrets.token_hex(2)}"
-    seat = Seat(
-        name,
-        args.profile or name,
-        host,
-        port,
-        args.listen,
-        args.step_deadline,
-        args.abandon_after,
-        args.allow_weak_proofs,
-    )
+    seat = Seat.from_args(args, name, args.profile or name, host, port)
     player = BotPlayer(reactor, strategy_named(args.strategy))
     try:
         game, outcome = await join_and_play(

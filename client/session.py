@@ -53,6 +53,20 @@ class Seat:
     abandon_after: float = 300.0
     allow_weak_proofs: bool = False  # accept games with fewer than MIN_PROOF_ROUNDS rounds
 
+    @classmethod
+    def from_args(
+        cls, args: argparse.Namespace, name: str, profile: str, host: str, port: int, **given: Any
+    ) -> Seat:
+        """The seat a bean-client command line asks for (its --listen, deadlines and
+        --allow-weak-proofs, unless `given` says otherwise)."""
+        fields: dict[str, Any] = {
+            "listen": getattr(args, "listen", "tcp:0"),
+            "step_deadline": args.step_deadline,
+            "abandon_after": args.abandon_after,
+            "allow_weak_proofs": args.allow_weak_proofs,
+        }
+        return cls(name, profile, host, port, **(fields | given))
+
 
 def room_options(args: argparse.Namespace) -> RoomOptions:
     """The options of the room a command line asks for (`--proof-rounds` and the rest)."""

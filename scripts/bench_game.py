@@ -1,13 +1,17 @@
-"""A whole 5-bot game over loopback with proofs on, against the same game's rules alone.
+"""A whole 5-bot game over loopback with proofs on: over sealed links, the same game over plain
+links, and the same game's rules alone.
 
-    scripts/bench game [--json] [--bots 5] [--proof-rounds 40]
+    scripts/bench game [--json] [--bots 5] [--proof-rounds 40] [--seed TEXT]
 
 Runs bean-lobby and the bots as separate processes on 127.0.0.1 (as in a real game, each bot
-verifies every other's proofs and runs the audit), then plays a game of as many greedy bots
-in memory with the plain rules (no network, no crypto). Prints the wall time, the game time,
-messages and bytes sent per player, the latency of game steps, of deck rounds (shuffles
-and proofs) and of the step after the end (the audit) separately, and the overhead of the real
-game over the plain one, all measured in this run.
+verifies every other's proofs and runs the audit), twice: with the sealed links every game has
+(TLS 1.3), then with plain TCP links (scripts/bench_bot.py: a mode for this benchmark only).
+Both runs draw the same secrets, so they deal the same cards and play the same game. Then it
+plays a game of as many greedy bots in memory with the plain rules (no network, no crypto).
+Prints, for each run, the wall time, the game time, messages and bytes sent per player, the
+latency of game steps, of deck rounds (shuffles and proofs) and of the step after the end (the
+audit) separately; the sealed run over the plain one; and the overhead of the real game over
+the rules alone, all measured in this run.
 """
 
 from __future__ import annotations
@@ -34,7 +38,7 @@ def percentile(values: list[float], fraction: float) -> float:
     return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))]
 
 
-def run_game(bots: int, proof_rounds: int) -> tuple[float, list[dict]]:
+def run_game(bots: int, proof_rounds: int, links: str, seed: str) -> tuple[float, list[dict]]:
     with tempfile.TemporaryDirectory() as home:
         env = dict(os.environ, XDG_CONFIG_HOME=f"{home}/config", XDG_DATA_HOME=f"{home}/data")
         lobby = subprocess.Popen(
@@ -47,11 +51,14 @@ def run_game(bots: int, proof_rounds: int) -> tuple[float, list[dict]]:
             port = re.search(rb":(\d+)$", lobby.stdout.readline().strip())
             assert port, "bean-lobby did not say where it listens"
             started = time.perf_counter()
-            players = [
-                subprocess.Popen(
+            players = []
+            for n in range(bots):  # one by one, so that they sit in the same order every run
+                player = subprocess.Popen(
                     [
-                        str(BIN / "bean-client"),
-                        "bot",
+                        sys.executable,
+                        str(Path(__file__).with_name("bench_bot.py")),
+                        links,
+                        seed,
                         f"127.0.0.1:{port.group(1).decode()}",
                         "--seats",
                         str(bots),
@@ -62,14 +69,18 @@ def run_game(bots: int, proof_rounds: int) -> tuple[float, list[dict]]:
                         "tcp:0:interface=127.0.0.1",
                         "--proof-rounds",
                         str(proof_rounds),
+                        "--allow-weak-proofs",
                     ],
                     stdout=subprocess.PIPE,
-                    stderr=subprocess.DEVNULL,
+                    stderr=subprocess.PIPE,
                     env=env,
                 )
-                for n in range(bots)
-            ]
-            outputs = [p.communicate(timeout=900)[0] for p in players]
+                players.append(player)
+                assert player.stderr is not None
+                for line in player.stderr:
+                    if line.startswith(b"bench: seated"):
+                        break
+            outputs = [p.communicate(timeout=900)[0] for p in players]  # reads stderr too
             wall = time.perf_counter() - started
         finally:
             lobby.terminate()
@@ -86,24 +97,15 @@ def plain_game(bots: int) -> float:
     return time.perf_counter() - started
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--json", action="store_true")
-    parser.add_argument("--bots", type=int, default=5)
-    parser.add_argument("--proof-rounds", type=int, default=40)
-    args = parser.parse_args()
-    wall, results = run_game(args.bots, args.proof_rounds)
-    plain = statistics.mean(plain_game(args.bots) for _ in range(3))
-    game_s = statistics.mean(r["game_s"] for r in results)
+def summarize(wall: float, results: list[dict]) -> dict:
     steps = [ms for r in results for ms in r["step_ms"]]
     deck = [ms for r in results for ms in r["deck_round_ms"]]
     audit = [ms for r in results for ms in r["audit_step_ms"]]
-    summary = {
-        "bots": args.bots,
-        "proof_rounds": args.proof_rounds,
+    return {
         "wall_s": round(wall, 2),
-        "game_s": round(game_s, 2),
+        "game_s": round(statistics.mean(r["game_s"] for r in results), 2),
         "steps": results[0]["steps"],
+        "final_state": results[0]["final_state"],
         "messages_per_player": round(statistics.mean(r["frames_sent"] for r in results)),
         "bytes_per_player": round(statistics.mean(r["bytes_sent"] for r in results)),
         "step_p50_ms": round(percentile(steps, 0.50), 2),
@@ -112,27 +114,58 @@ def main() -> None:
         "deck_round_p50_ms": round(percentile(deck, 0.50), 1),
         "deck_round_max_ms": round(max(deck), 1),
         "audit_step_ms": round(statistics.mean(audit), 1),
-        "plain_game_s": round(plain, 4),
-        "overhead_ratio": round(game_s / plain, 1),
+    }
+
+
+def describe(label: str, run: dict) -> None:
+    print(f"  {label}:")
+    print(f"    wall time (processes started to all done): {run['wall_s']} s")
+    game = f"{run['game_s']} s, {run['steps']} steps"
+    print(f"    game time (roster to result, mean of the bots): {game}")
+    print(
+        f"    per player: {run['messages_per_player']} messages, "
+        f"{run['bytes_per_player'] / 1e6:.2f} MB sent (relays included)"
+    )
+    print(f"    game steps: p50 {run['step_p50_ms']} ms, p99 {run['step_p99_ms']} ms")
+    print(
+        f"    deck rounds (shuffle, proofs, relock): {run['deck_rounds']}, "
+        f"p50 {run['deck_round_p50_ms']} ms, max {run['deck_round_max_ms']} ms"
+    )
+    print(
+        f"    the step after the end (final reports, seeds, the audit): {run['audit_step_ms']} ms"
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--json", action="store_true")
+    parser.add_argument("--bots", type=int, default=5)
+    parser.add_argument("--proof-rounds", type=int, default=40)
+    parser.add_argument("--seed", default="bench", help="the same seed plays the same game")
+    args = parser.parse_args()
+    sealed = summarize(*run_game(args.bots, args.proof_rounds, "sealed", args.seed))
+    plain_links = summarize(*run_game(args.bots, args.proof_rounds, "plain", args.seed))
+    rules_only = statistics.mean(plain_game(args.bots) for _ in range(3))
+    summary = {
+        "bots": args.bots,
+        "proof_rounds": args.proof_rounds,
+        **{k: v for k, v in sealed.items() if k != "final_state"},
+        "plain_links": {k: v for k, v in plain_links.items() if k != "final_state"},
+        "same_game": sealed["final_state"] == plain_links["final_state"]
+        and sealed["steps"] == plain_links["steps"],
+        "sealed_over_plain_wall": round(sealed["wall_s"] / plain_links["wall_s"], 3),
+        "sealed_over_plain_game": round(sealed["game_s"] / plain_links["game_s"], 3),
+        "plain_game_s": round(rules_only, 4),
+        "overhead_ratio": round(sealed["game_s"] / rules_only, 1),
     }
     print(f"{args.bots} bots, {args.proof_rounds} proof rounds, over loopback, one process each")
-    print(f"  wall time (processes started to all done): {summary['wall_s']} s")
+    describe("sealed links (TLS 1.3), as every game is played", sealed)
+    describe("the same game over plain links (benchmark only)", plain_links)
+    same = "yes" if summary["same_game"] else "NO (the runs diverged; compare with care)"
+    print(f"  the same game both times: {same}")
     print(
-        f"  game time (roster to result, mean of the bots): {summary['game_s']} s, "
-        f"{summary['steps']} steps"
-    )
-    print(
-        f"  per player: {summary['messages_per_player']} messages, "
-        f"{summary['bytes_per_player'] / 1e6:.2f} MB sent (relays included)"
-    )
-    print(f"  game steps: p50 {summary['step_p50_ms']} ms, p99 {summary['step_p99_ms']} ms")
-    print(
-        f"  deck rounds (shuffle, proofs, relock): {summary['deck_rounds']}, "
-        f"p50 {summary['deck_round_p50_ms']} ms, max {summary['deck_round_max_ms']} ms"
-    )
-    print(
-        f"  the step after the end (final reports, seeds, the audit): "
-        f"{summary['audit_step_ms']} ms, mean of the bots"
+        f"  sealed over plain: wall time {summary['sealed_over_plain_wall']}x, "
+        f"game time {summary['sealed_over_plain_game']}x"
     )
     print(
         f"  the same game with the plain rules in memory: {summary['plain_game_s']} s; "

@@ -383,16 +383,7 @@ class LobbyScreen(LobbyListener):
             return
         host, port = self.address
         args = self.args
-        seat = Seat(
-            self.name,
-            args.profile,
-            host,
-            port,
-            args.listen,
-            args.step_deadline,
-            args.abandon_after,
-            args.allow_weak_proofs,
-        )
+        seat = Seat.from_args(args, self.name, args.profile, host, port)
         terms = self.lobby.terms if self.lobby is not None else None
         self._playing = True
         try:

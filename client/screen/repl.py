@@ -390,8 +390,8 @@ async def play_human_seat(
     listen = f"tcp:0:interface={host}"
     # The person chose the proof rounds of a table of their own bots: that is the local choice.
     weak = args.allow_weak_proofs or args.proof_rounds < MIN_PROOF_ROUNDS
-    seat = Seat(
-        name, f"play-{name}", host, port, listen, args.step_deadline, args.abandon_after, weak
+    seat = Seat.from_args(
+        args, name, f"play-{name}", host, port, listen=listen, allow_weak_proofs=weak
     )
     identity = load_or_create(seat.profile)
     options = room_options(args)
