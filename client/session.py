@@ -154,6 +154,8 @@ async def agree_on_table(
     client joined and readied for); says the table code and any warning. TableRefused, with
     the reason, if the table will not start."""
     keys = [member.public_key for member in roster.seats]
+    if identity.public_key not in keys:
+        raise TableRefused("the lobby sent a roster without this client's key in it")
     setup = TableSetup(
         reactor,
         identity,

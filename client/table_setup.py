@@ -132,6 +132,9 @@ class TableSetup(MeshHandler):
     def _local_problem(self) -> str | None:
         """Why this client refuses the roster by itself, before any link."""
         problems = []
+        keys = [member.public_key for member in self.roster.seats]
+        if len(set(keys)) < len(keys):
+            problems.append("the roster gives two seats the same key")
         if self.terms is not None:
             changed = option_differences(self.terms, self.roster.options)
             if changed:

@@ -130,7 +130,8 @@ def proof_strength(rounds: int) -> str:
     if rounds == 0:
         return "proofs: off, a cheating shuffle is caught only by the audit at the end"
     chance = f"{2**rounds:,}" if rounds <= 20 else f"2^{rounds}"
-    return f"proofs: {rounds} rounds, a cheat passes 1 time in {chance}"
+    plural = "round" if rounds == 1 else "rounds"
+    return f"proofs: {rounds} {plural}, a cheat passes 1 time in {chance}"
 
 
 def below_the_floor(rounds: int, allow_weak: bool) -> str | None:

@@ -1,7 +1,7 @@
 """A whole 5-bot game over loopback with proofs on: over sealed links, the same game over plain
 links, and the same game's rules alone.
 
-    scripts/bench game [--json] [--bots 5] [--proof-rounds 40] [--seed TEXT]
+    scripts/bench game [--json] [--bots 5] [--proof-rounds 40] [--seed TEXT] [--pairs N]
 
 Runs bean-lobby and the bots as separate processes on 127.0.0.1 (as in a real game, each bot
 verifies every other's proofs and runs the audit), twice: with the sealed links every game has
@@ -11,7 +11,8 @@ plays a game of as many greedy bots in memory with the plain rules (no network, 
 Prints, for each run, the wall time, the game time, messages and bytes sent per player, the
 latency of game steps, of deck rounds (shuffles and proofs) and of the step after the end (the
 audit) separately; the sealed run over the plain one; and the overhead of the real game over
-the rules alone, all measured in this run.
+the rules alone, all measured in this run. With `--pairs N` it plays N sealed-and-plain pairs,
+alternating which goes first (a busy machine's load drifts), and reports the medians.
 """
 
 from __future__ import annotations
@@ -117,6 +118,16 @@ def summarize(wall: float, results: list[dict]) -> dict:
     }
 
 
+def median_run(runs: list[dict]) -> dict:
+    """Each figure's median over the runs (the game is the same in each)."""
+    return {
+        key: statistics.median(run[key] for run in runs)
+        if isinstance(runs[0][key], int | float)
+        else runs[0][key]
+        for key in runs[0]
+    } | {"same_every_time": len({run["final_state"] for run in runs}) == 1}
+
+
 def describe(label: str, run: dict) -> None:
     print(f"  {label}:")
     print(f"    wall time (processes started to all done): {run['wall_s']} s")
@@ -142,17 +153,27 @@ def main() -> None:
     parser.add_argument("--bots", type=int, default=5)
     parser.add_argument("--proof-rounds", type=int, default=40)
     parser.add_argument("--seed", default="bench", help="the same seed plays the same game")
+    parser.add_argument("--pairs", type=int, default=1, help="sealed-and-plain pairs to play")
     args = parser.parse_args()
-    sealed = summarize(*run_game(args.bots, args.proof_rounds, "sealed", args.seed))
-    plain_links = summarize(*run_game(args.bots, args.proof_rounds, "plain", args.seed))
+    sealed_runs, plain_runs = [], []
+    for pair in range(args.pairs):
+        order = ("sealed", "plain") if pair % 2 == 0 else ("plain", "sealed")
+        for links in order:
+            run = summarize(*run_game(args.bots, args.proof_rounds, links, args.seed))
+            (sealed_runs if links == "sealed" else plain_runs).append(run)
+    sealed, plain_links = median_run(sealed_runs), median_run(plain_runs)
     rules_only = statistics.mean(plain_game(args.bots) for _ in range(3))
     summary = {
         "bots": args.bots,
         "proof_rounds": args.proof_rounds,
-        **{k: v for k, v in sealed.items() if k != "final_state"},
-        "plain_links": {k: v for k, v in plain_links.items() if k != "final_state"},
+        **{k: v for k, v in sealed.items() if k not in ("final_state", "same_every_time")},
+        "plain_links": {
+            k: v for k, v in plain_links.items() if k not in ("final_state", "same_every_time")
+        },
+        "pairs": args.pairs,
         "same_game": sealed["final_state"] == plain_links["final_state"]
-        and sealed["steps"] == plain_links["steps"],
+        and sealed["same_every_time"]
+        and plain_links["same_every_time"],
         "sealed_over_plain_wall": round(sealed["wall_s"] / plain_links["wall_s"], 3),
         "sealed_over_plain_game": round(sealed["game_s"] / plain_links["game_s"], 3),
         "plain_game_s": round(rules_only, 4),

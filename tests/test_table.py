@@ -109,10 +109,34 @@ def test_differences_are_named_field_by_field() -> None:
 
 def test_the_proof_floor_and_its_words() -> None:
     assert proof_strength(8) == "proofs: 8 rounds, a cheat passes 1 time in 256"
+    assert proof_strength(1) == "proofs: 1 round, a cheat passes 1 time in 2"
+    assert proof_strength(39) == "proofs: 39 rounds, a cheat passes 1 time in 2^39"
     assert "audit" in proof_strength(0)
     assert below_the_floor(40, False) is None and below_the_floor(8, True) is None
     refusal = below_the_floor(8, False)
     assert refusal is not None and "--allow-weak-proofs" in refusal and "40" in refusal
+
+
+def test_a_roster_with_one_key_at_two_seats_is_refused_before_any_link() -> None:
+    twice = dataclasses.replace(
+        ROSTER,
+        seats=(
+            ROSTER.seats[0],
+            ROSTER.seats[1],
+            dataclasses.replace(ROSTER.seats[2], public_key=ROSTER.seats[1].public_key),
+        ),
+    )
+    identity = Identity.generate()
+    setup = TableSetup(
+        reactor,
+        identity,
+        twice,
+        0,
+        PeerListener(reactor, identity),
+        terms=None,
+        allow_weak_proofs=False,
+    )
+    assert "the roster gives two seats the same key" in (setup._local_problem() or "")
 
 
 def test_a_changed_key_is_warned_about_by_name(tmp_path) -> None:
