@@ -83,7 +83,6 @@ class PeerLink(Protocol):
         self.sealed = not sealed.UNSEALED_LINKS_FOR_BENCHMARKS_ONLY
         self.peer_key: bytes | None = None  # the key in the peer's certificate
         self.heard_hello = False
-        self.sent_hello = False
         self.authenticated = False
         self.closed = False
         self.failure: str | None = None  # why this side dropped the link, if it did
@@ -226,7 +225,6 @@ class PeerLink(Protocol):
 
     def _send_hello(self) -> None:
         assert self.mesh is not None
-        self.sent_hello = True
         self.send(PeerHello(PROTOCOL_VERSION, self.mesh.roster.game_id, self.mesh.seat))
 
     def _up(self) -> None:

@@ -121,7 +121,7 @@ def summarize(wall: float, results: list[dict]) -> dict:
 def median_run(runs: list[dict]) -> dict:
     """Each figure's median over the runs (the game is the same in each)."""
     return {
-        key: statistics.median(run[key] for run in runs)
+        key: round(statistics.median(run[key] for run in runs), 2)
         if isinstance(runs[0][key], int | float)
         else runs[0][key]
         for key in runs[0]
