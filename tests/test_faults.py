@@ -55,9 +55,16 @@ async def play(
     identities: list[Identity],
     faulty: bool,
     late: Callable[[PeerGame], object] = lambda game: None,
+    ports: list[int] | None = None,
 ):
+    """One game of bots in this process. `ports`: those of an earlier run, so that the roster,
+    and so the game's identity and its deal, are that run's again."""
     listeners = [PeerListener(reactor, identities[i]) for i in range(PLAYERS)]
-    ports = [await within(listener.listen("tcp:0:interface=127.0.0.1")) for listener in listeners]
+    wanted = ports or [0] * PLAYERS
+    ports = [
+        await within(listener.listen(f"tcp:{port}:interface=127.0.0.1"))
+        for listener, port in zip(listeners, wanted, strict=True)
+    ]
     roster = GameStart(
         room_id=1,
         game_id=derive(b"fault injection test", "game")[:16],
@@ -105,7 +112,8 @@ async def play(
 async def test_injected_faults_change_nothing_in_the_game(tmp_path):
     identities = [Identity.generate() for _ in range(PLAYERS)]
     clean, clean_outcomes = await play(tmp_path, "clean", identities, faulty=False)
-    faulty, faulty_outcomes = await play(tmp_path, "faulty", identities, faulty=True)
+    ports = [seat.port for seat in clean[0].roster.seats]
+    faulty, faulty_outcomes = await play(tmp_path, "faulty", identities, faulty=True, ports=ports)
     for outcome in clean_outcomes + faulty_outcomes:
         assert outcome.final is not None and outcome.final.agreed and outcome.final.audit_passed
     expected = state_hash(clean[0].lockstep.rules)
@@ -127,6 +135,7 @@ async def test_a_seat_that_missed_the_last_steps_gets_them_from_peers_that_stay(
     late, outcomes = await play(
         tmp_path, "late", identities, faulty=False,
         late=lambda game: missed.append(deaf_from(game, last, seconds=1.0)),
+        ports=[seat.port for seat in clean[0].roster.seats],
     )  # fmt: skip
     assert missed[0][0] > 0  # it really missed messages of the last steps
     for outcome in outcomes:
