@@ -1,7 +1,7 @@
 """A person at the REPL, typed by a program: the LAN tests run it on a namespace host.
 
 python -m tests.lan_repl_player HOST:PORT --seats N --name NAME --listen ENDPOINT
-                                [--proof-rounds R] [--step-deadline S]
+                                [--proof-rounds R] [--allow-weak-proofs] [--step-deadline S]
 
 It joins the lobby the way the REPL does (client.session: open the peer port, match) and plays
 the roster (client.screen.repl.play_roster) at a GameScreen whose keyboard is a prompt_toolkit pipe,
@@ -28,14 +28,21 @@ from client.screen import GameScreen, Terminal, play_roster
 from client.session import Seat, match, open_peer_port
 from client.summary import summarize
 from protocol.messages import RoomOptions
-from protocol.table import MIN_PROOF_ROUNDS
 from tests.typist import Typist
 
 
 async def play(reactor: Any, args: argparse.Namespace) -> int:
     host, port = parse_lobby_address(args.lobby)
-    weak = args.proof_rounds < MIN_PROOF_ROUNDS  # a test's choice, for a quick game
-    seat = Seat(args.name, args.name, host, port, args.listen, args.step_deadline, 300.0, weak)
+    seat = Seat(
+        args.name,
+        args.name,
+        host,
+        port,
+        args.listen,
+        args.step_deadline,
+        300.0,
+        args.allow_weak_proofs,
+    )
     identity = load_or_create(seat.profile)
     options = RoomOptions(proof_rounds=args.proof_rounds)
     listener = await open_peer_port(reactor, seat.listen, identity)
@@ -62,6 +69,7 @@ def main() -> None:
     parser.add_argument("--name", required=True)
     parser.add_argument("--listen", default="tcp:0", metavar="ENDPOINT")
     parser.add_argument("--proof-rounds", type=int, default=40)
+    parser.add_argument("--allow-weak-proofs", action="store_true")
     parser.add_argument("--step-deadline", type=float, default=60.0)
     args = parser.parse_args()
     run(lambda reactor: play(reactor, args))

@@ -222,8 +222,8 @@ class GameScreen:
             return FormattedText([("class:toolbar", progress or "Choosing who starts...")])
         toolbar = render_toolbar(view)
         weak = toolbar_proof_warning(game.roster.options.proof_rounds)
-        if weak is not None:
-            toolbar = FormattedText([*toolbar, ("", "\n"), ("class:error", weak)])
+        if weak is not None:  # on top: the last line stays whom the game waits for
+            toolbar = FormattedText([("class:error", weak), ("", "\n"), *toolbar])
         if progress:
             toolbar = FormattedText([*toolbar, ("", "\n"), ("class:toolbar", progress)])
         left = game.turn_seconds_left()
