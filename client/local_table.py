@@ -21,17 +21,27 @@ from twisted.internet.protocol import ProcessProtocol
 from twisted.internet.task import LoopingCall
 from twisted.python.failure import Failure
 
+from client.identity_store import load_or_create
 from lobby.limits import LobbyLimits
 from lobby.service import makeService
 from protocol.table import MIN_PROOF_ROUNDS
 
 LOCAL = "127.0.0.1"
+PLAY_LOBBY_PROFILE = "play-lobby"
 STOP_GRACE = 10.0  # seconds a stopped bot may take to end before it is killed
 REAP_SECONDS = 0.5
 
 
 async def start_lobby(reactor: Any) -> tuple[Any, int]:
-    service = makeService({"listen": f"tcp:0:interface={LOCAL}", "limits": LobbyLimits()}, reactor)
+    """The table's own lobby, on a free port, with a key of its own that stays the same from
+    one `play` to the next (the clients remember a lobby's key by address: a port that comes
+    round again must not show another key)."""
+    options = {
+        "listen": f"tcp:0:interface={LOCAL}",
+        "limits": LobbyLimits(),
+        "identity": load_or_create(PLAY_LOBBY_PROFILE),
+    }
+    service = makeService(options, reactor)
     service.startService()
     port = await service.getServiceNamed("listener").listening
     return service, port.getHost().port
