@@ -4,6 +4,8 @@
 - protocol/deck/ imports nothing of the rules or the lockstep (only itself and protocol.kdf),
   and the rest of the project takes the deck from the package, never from its modules;
 - client/screen/ (the terminal) is imported only by the entry points, from the package;
+- lobby/ takes from client/ only the adapters both sides share (the key files and the sealed
+  links), and those import nothing else of client/;
 - no module imports, even inside a function, a module that imports it back (no import circle);
 - no package draws secrets or shuffles from `random`.
 
@@ -33,6 +35,8 @@ DECK_MAY_IMPORT = {DECK, "protocol.kdf"}
 SCREEN = "client.screen"
 # The modules that run a bean-client command: the only ones that may show a terminal.
 ENTRY_POINTS = {"client.cli", "client.resume", "client.offline", "client.local_table"}
+# What the lobby shares with the clients: its key file, and TLS over Twisted for its listener.
+SHARED_WITH_THE_LOBBY = {"client.identity_store", "client.sealed"}
 # The deck's own unit tests read its modules; every other caller uses the package.
 DECK_UNIT_TESTS = {"tests.deck_harness", "tests.test_group"} | {
     f"tests.{path.stem}" for path in (ROOT / "tests").glob("test_deck_*.py")
@@ -144,6 +148,26 @@ def screen_importers(tree: Mapping[str, str]) -> list[str]:
     ]  # fmt: skip
 
 
+def lobby_reaches_into_client(tree: Mapping[str, str]) -> list[str]:
+    found = []
+    for module, source in tree.items():
+        allowed = (
+            SHARED_WITH_THE_LOBBY
+            if within(module, "lobby")
+            else set()
+            if module in SHARED_WITH_THE_LOBBY
+            else None
+        )
+        if allowed is None:
+            continue
+        found += [
+            f"{module} imports {name}"
+            for name in imports(module, source)
+            if within(name, "client") and name in tree and name not in allowed
+        ]
+    return found
+
+
 def import_circles(tree: Mapping[str, str]) -> list[str]:
     """Every module that can reach itself through imports, with one such circle."""
     graph = edges(tree)
@@ -180,6 +204,7 @@ RULES = {
         {m: s for m, s in tree.items() if not within(m, "tests")}, SCREEN, set()
     ),
     "only entry points import the screen": screen_importers,
+    "the lobby takes only the shared adapters from the client": lobby_reaches_into_client,
     "no import circle": import_circles,
 }
 
@@ -201,6 +226,10 @@ BREAKS = {
     "only entry points import the screen": (
         "client.game",
         "from client.screen import GameScreen\n",
+    ),
+    "the lobby takes only the shared adapters from the client": (
+        "lobby.rooms",
+        "from client.game import PeerGame\n",
     ),
     "no import circle": ("client.session", "def later():\n    from client.cli import main\n"),
 }
