@@ -11,7 +11,9 @@ is reported as a problem of the link (`link_down`) and never as the seat's doing
 that dialled dials again with backoff.
 
 The mesh moves frames; it does not judge them. What arrives on a link goes to a `MeshHandler`
-with the seat it came from (the game driver decides what a frame means).
+with the seat it came from (the game driver decides what a frame means). What a link does is
+never evidence against a seat: a peer that breaks the link protocol, or stops reading what is
+sent to it, loses the link (`MAX_UNREAD_BYTES` bounds what waits for it), and nobody is blamed.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from typing import Any
 
 from twisted.internet.defer import Deferred, DeferredList, succeed
 from twisted.internet.endpoints import HostnameEndpoint, serverFromString
-from twisted.internet.interfaces import IHandshakeListener, IListeningPort
+from twisted.internet.interfaces import IHandshakeListener, IListeningPort, IPushProducer
 from twisted.internet.protocol import Factory, Protocol, connectionDone
 from twisted.logger import Logger
 from twisted.python.failure import Failure
@@ -49,6 +51,10 @@ UNKNOWN_GAME_WAIT = 15.0  # a peer may dial before this client has read the rost
 REDIAL_DELAYS = (0.2, 0.5, 1.0, 2.0, 4.0, 8.0)
 HANDSHAKE_TIMEOUT = 10.0
 CLOSE_GRACE = 5.0  # seconds a closing link may take to send what it holds
+#: Bytes this client lets wait for a peer that has stopped reading (written after the link's
+#: own buffer filled up). The most an honest peer can be owed at once is a catch-up answer
+#: (client/game.py bounds each), far below this; past it the link is cut, not buffered for ever.
+MAX_UNREAD_BYTES = 4 * 1024 * 1024
 
 
 class MeshHandler:
@@ -61,8 +67,9 @@ class MeshHandler:
     def received(self, seat: int, message: Message) -> None: ...
 
     def misbehaved(self, seat: int, reason: str) -> None:
-        """A peer wrote, on its own sealed link, something that breaks the link protocol (no
-        signature proves it to anyone else: it is no evidence against the seat)."""
+        """A peer wrote, on its own sealed link, something that breaks the link protocol, or
+        stopped reading it; the link is closed. No signature proves it to anyone else, so it
+        is no evidence against the seat."""
 
 
 TAMPERED = (
@@ -71,9 +78,13 @@ TAMPERED = (
 )
 
 
-@implementer(IHandshakeListener)
+@implementer(IHandshakeListener, IPushProducer)
 class PeerLink(Protocol):
-    """One sealed connection to a peer: TLS, the hellos, then framed messages."""
+    """One sealed connection to a peer: TLS, the hellos, then framed messages.
+
+    It is also the producer of what it writes: the transport pauses it when its buffer is
+    full (the peer does not read), and what is written while paused is counted against
+    MAX_UNREAD_BYTES."""
 
     def __init__(self, listener: PeerListener | None, mesh: Mesh | None, seat: int | None) -> None:
         self.listener = listener  # set on accepted links until the game is known
@@ -88,6 +99,7 @@ class PeerLink(Protocol):
         self.failure: str | None = None  # why this side dropped the link, if it did
         self.lost: Deferred[None] = Deferred()  # fires when the connection is gone
         self._timeout: Any = None
+        self.unread: int | None = None  # bytes written since the transport paused us, if it did
 
     # --- Twisted ---
 
@@ -96,6 +108,7 @@ class PeerLink(Protocol):
         # algorithm holds a frame until the previous one is acknowledged (up to the 40 ms of
         # a delayed ACK), which was most of a step's latency.
         self.transport.setTcpNoDelay(True)
+        self.transport.registerProducer(self, True)
         reactor = self._reactor()
         self._timeout = reactor.callLater(HANDSHAKE_TIMEOUT, self._handshake_timed_out)
         if not self.sealed:
@@ -151,12 +164,35 @@ class PeerLink(Protocol):
     def send(self, message: Message) -> None:
         if not self.closed:
             limit = PEER_MAX_FRAME if self.authenticated else HANDSHAKE_MAX_FRAME
-            self.transport.write(make_frame(encode_message(message), limit))
+            self._write(make_frame(encode_message(message), limit))
 
     def send_frame(self, framed: bytes) -> None:
         """Bytes already framed (a relay, or one message sent to many links)."""
         if not self.closed and self.authenticated:
-            self.transport.write(framed)
+            self._write(framed)
+
+    def _write(self, data: bytes) -> None:
+        if self.unread is not None:
+            self.unread += len(data)
+            if self.unread > MAX_UNREAD_BYTES:
+                self._fail(
+                    f"the peer stopped reading: {self.unread} bytes waited for it "
+                    f"(at most {MAX_UNREAD_BYTES} may); the link is cut"
+                )
+                return
+        self.transport.write(data)
+
+    # --- IPushProducer: the transport says when the peer stops and starts reading ---
+
+    def pauseProducing(self) -> None:
+        if self.unread is None:
+            self.unread = 0
+
+    def resumeProducing(self) -> None:
+        self.unread = None
+
+    def stopProducing(self) -> None:
+        self.unread = None
 
     def close(self) -> None:
         if not self.closed:
@@ -237,17 +273,19 @@ class PeerLink(Protocol):
     # --- failures ---
 
     def _fail(self, reason: str) -> None:
+        """Cut the link at once (nothing is owed to a peer that broke the link protocol, and
+        one that does not read would never let a polite close finish)."""
         log.info("dropping a peer link: {reason}", reason=reason)
         self.failure = reason
         if self.mesh is not None and self.seat is not None and self.authenticated:
             self.mesh.handler.misbehaved(self.seat, reason)
         self.close()
+        self.transport.abortConnection()
 
     def _handshake_timed_out(self) -> None:
         self._timeout = None
         if not self.authenticated:
             self._fail("the peer did not finish the handshake in time")
-            self.transport.abortConnection()  # a peer that stopped mid-handshake may not read
 
     def _cancel_timeout(self) -> None:
         if self._timeout is not None and self._timeout.active():

@@ -11,6 +11,7 @@ import pytest_twisted
 from twisted.internet import reactor
 from twisted.internet.endpoints import TCP4ClientEndpoint
 from twisted.internet.protocol import Factory, Protocol
+from twisted.internet.task import deferLater
 
 from client.mesh import Mesh, MeshHandler, PeerListener
 from protocol.identity import Identity
@@ -336,5 +337,40 @@ async def test_dropping_chosen_records_breaks_the_link_not_the_seat():
 
         drop.pick = the_next_one  # "honest 1" is dropped; what follows is out of sequence
         await after_the_attack(t, relay, lambda: drop.dropped == 1)
+    finally:
+        await t.close()
+
+
+# --- a peer that stops reading ----------------------------------------------------------------
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_peer_that_stops_reading_is_cut_off_at_the_bound():
+    """Seat 1 stops reading its link to seat 0, which keeps sending: what waits for seat 1
+    is bounded (MAX_UNREAD_BYTES after the buffers filled), then the link is cut, reported
+    as the link's doing, and nobody is blamed for it."""
+    from client.mesh import MAX_UNREAD_BYTES
+    from protocol.peer_messages import StepFrame
+
+    t = await table(3, events=Judged)
+    try:
+        await t.events[0].when(lambda e: e.up == {1, 2})
+        await t.events[1].when(lambda e: e.up == {0, 2})
+        t.meshes[1].links[0].transport.pauseProducing()
+        link = t.meshes[0].links[1]
+        big = StepFrame(bytes(16), 1, 0, secrets.token_bytes(200_000))
+        sent = 0
+        while not link.closed and sent < 40 * MAX_UNREAD_BYTES:
+            t.meshes[0].send(1, big)
+            sent += 200_000
+            unread = getattr(link, "unread", None)
+            assert unread is None or unread <= MAX_UNREAD_BYTES + 300_000
+            await within(deferLater(reactor, 0, lambda: None))
+        assert link.closed, f"{sent} bytes were queued for a peer that does not read"
+        await t.events[0].when(lambda e: 1 not in e.up)
+        assert [reason for _, reason in t.events[0].blamed] == [
+            reason for _, reason in t.events[0].blamed if "stopped reading" in reason
+        ]
+        assert any("stopped reading" in reason for _, reason in t.events[0].downs)
     finally:
         await t.close()
