@@ -18,10 +18,10 @@ from prompt_toolkit.formatted_text import FormattedText
 from client.gamefile import GameFile, GameFileError
 from client.screen import PlayerView, colour_wanted, render_event, render_table, show
 from protocol.deck import AuditError, audit
-from protocol.identity import SignatureError, SignedEnvelope, Verifier
+from protocol.identity import SignatureError, Verifier
 from protocol.lockstep import Cheat, GameConfig, Lockstep, StepReport
 from protocol.messages import MessageError
-from protocol.peer_messages import STEP_DOMAIN, StepBody
+from protocol.peer_messages import StepFrame
 from protocol.rules import Phase
 
 
@@ -34,13 +34,13 @@ def replay(
         GameConfig.from_roster(saved.roster, saved.table.identity), saved.seat, saved.seed
     )
     verifiers = [Verifier(seat.public_key) for seat in saved.roster.seats]
+    game = saved.table.identity
     for step, frames in enumerate(saved.steps):
         for seat, (payload, signature) in enumerate(frames):
             try:
-                if StepBody.decode(payload).seat != seat:
-                    raise SignatureError(f"message {seat} is not seat {seat}'s")
-                envelope = SignedEnvelope(STEP_DOMAIN, payload, signature)
-                verifiers[seat].verify(envelope, STEP_DOMAIN)
+                frame = StepFrame(game, step, seat, payload, signature)
+                frame.verify(verifiers[seat])
+                frame.read()
             except (MessageError, SignatureError) as problem:
                 raise SignatureError(f"step {step}, seat {seat}: {problem}") from None
         report = lockstep.play({seat: frame[0] for seat, frame in enumerate(frames)})

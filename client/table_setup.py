@@ -51,7 +51,9 @@ from protocol.table import (
 log = Logger()
 
 SETUP_DEADLINE = 60.0
-MAX_EARLY_MESSAGES = 512  # game messages a peer may send before this seat's game has started
+#: Game messages peers may send before this seat's game has started: a few steps and
+#: heartbeats at most; each is at most a frame, so at most 16 MiB wait in all.
+MAX_EARLY_MESSAGES = 64
 REFUSAL_GRACE = 2.0  # seconds a refusing client keeps its links up for the others to hear why
 
 

@@ -158,30 +158,43 @@ class HumanPlayer(Player):
 
 def describe_outcome(game: PeerGame, outcome: Outcome) -> str:
     names = game.names
+    findings = (
+        "the audit FAILED: " + "; ".join(outcome.audit_findings)
+        if outcome.audit_findings
+        else "the audit of what was played found nothing against anyone"
+    )
+    if outcome.cheat is not None and outcome.cheat.seat is None:
+        return (
+            f"The game is stopped: the deal broke ({outcome.cheat.reason}, step "
+            f"{outcome.cheat.step}); every seed was revealed to find who broke it: {findings}."
+        )
     if outcome.cheat is not None:
         cheat = outcome.cheat
-        who = "The deal itself" if cheat.seat is None else names[cheat.seat]
+        who = join_words([names[seat] for seat in cheat.seats])
         return (
             f"The game is stopped: {who} {cheat.reason} (step {cheat.step}). The signed "
             f"messages that prove it are in {game.gamefile.path}."
         )
     if outcome.gone:
         who = join_words([names[seat] for seat in outcome.gone])
-        gone_seeds = tuple(f"seat {seat}:" for seat in outcome.gone)
-        held = [f for f in outcome.audit_findings if not f.startswith(gone_seeds)]
-        audit = (
-            "the audit FAILED: " + "; ".join(held)
-            if held
-            else "the audit of what was played found nothing against anyone still here"
+        return f"The game ended without {who}, gone for good, by everyone else's vote: {findings}."
+    if outcome.ended_by is not None:
+        return (
+            f"{names[outcome.ended_by]}'s client ended the game, and it cannot go on without "
+            f"it: {findings}."
         )
-        return f"The game ended without {who}, gone for good, by everyone else's vote: {audit}."
     if outcome.final is None:
         return "You left the game."
     final = outcome.final
     ranking = sorted(zip(final.result.scores, names, strict=True), reverse=True)
     scores = ", ".join(f"{name} {score}" for score, name in ranking)
     winners = " and ".join(names[s] for s in final.result.winners)
-    agreed = "Every player's machine agrees" if final.agreed else "The machines DISAGREE"
+    agreed = (
+        "Every player's machine agrees"
+        if final.agreed
+        else f"{join_words([names[s] for s in final.disagreeing])} reported another final "
+        "state than this machine's"
+    )
     audit = (
         "the audit passed"
         if final.audit_passed
