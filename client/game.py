@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import gc
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import Executor
 from dataclasses import dataclass, replace
 from enum import Enum
@@ -30,7 +30,8 @@ from twisted.python.failure import Failure
 
 from client.faults import FrameFaults
 from client.gamefile import Frame, GameFile, GameFileWriter
-from client.mesh import Mesh, MeshHandler, PeerListener
+from client.mesh import LinkLoss, Mesh, MeshHandler, PeerListener
+from client.presence import Presence, PresenceNews
 from client.turn_clock import Situation, TurnClock
 from protocol.cards import Card
 from protocol.identity import Identity, SignatureError, SignedEnvelope, Verifier
@@ -71,6 +72,7 @@ class View:
     connected: frozenset[int]
     missing: frozenset[int]  # seats whose message for the current step has not come
     dealing: tuple[int, int, int] | None  # (epoch, round, rounds) while a deck is dealt
+    away: frozenset[int] = frozenset()  # seats whose link dropped and has not come back
 
 
 class StepKind(Enum):
@@ -116,6 +118,9 @@ class Player:
     def notice(self, game: PeerGame, text: str) -> None: ...
 
     def chat(self, game: PeerGame, seat: int, text: str) -> None: ...
+
+    def presence_changed(self, game: PeerGame, news: PresenceNews) -> None:
+        """A player's link dropped, or came back after a drop (client.presence)."""
 
     def finished(self, game: PeerGame, outcome: Outcome) -> None: ...
 
@@ -164,6 +169,7 @@ class PeerGame(MeshHandler):
             reactor, self.turn_seconds, seat, self._clock_situation, self._time_is_up
         )
         self._away_since: dict[int, float] = {}
+        self.presence = Presence(self.names)
         self._votes: dict[int, tuple[int, int]] = {}  # seat: (step, gone mask)
         self._end_seeds: dict[int, bytes] = {}
         self.step = 0  # the step being played; the lockstep's own counter moves in a worker thread
@@ -200,14 +206,17 @@ class PeerGame(MeshHandler):
         if not signed_before_a_crash:
             self.player.may_act(self)
 
-    def restore(self, saved: GameFile) -> None:
+    def restore(
+        self, saved: GameFile, each_step: Callable[[StepReport], None] = lambda report: None
+    ) -> None:
         """Pick up a game from this seat's file after a crash: replay every recorded step
         (checking its signatures and everything the lockstep checks), and keep the messages
-        this seat had signed for later steps to send them again, never different ones."""
+        this seat had signed for later steps to send them again, never different ones.
+        `each_step` sees what each replayed step did (the game's story so far)."""
         for step, frames in enumerate(saved.steps):
             for frame in frames:
                 self._checked(frame)
-            self.lockstep.play({seat: frame[0] for seat, frame in enumerate(frames)})
+            each_step(self.lockstep.play({seat: frame[0] for seat, frame in enumerate(frames)}))
             self.history[step] = list(frames)
             self._accepted.update(
                 (hashlib.sha256(p).digest(), signature) for p, signature in frames
@@ -244,14 +253,18 @@ class PeerGame(MeshHandler):
         """A peer (re)joined: tell it where we are, so that each sends what the other lacks."""
         self._heard[seat] = self.reactor.seconds()
         self._away_since.pop(seat, None)
+        news = self.presence.link_up(seat)
         self._refresh()
         self.mesh.send(seat, self._heartbeat())
+        if news is not None and self.outcome is None:
+            self.player.presence_changed(self, news)
 
-    def link_down(self, seat: int, reason: str) -> None:
+    def link_down(self, seat: int, reason: str, loss: LinkLoss) -> None:
         self._away_since.setdefault(seat, self.reactor.seconds())
+        news = self.presence.link_down(seat, reason, loss)
         self._refresh()
-        if self.outcome is None:
-            self.player.notice(self, f"lost the link to {self.names[seat]}: {reason}")
+        if news is not None and self.outcome is None:
+            self.player.presence_changed(self, news)
 
     def misbehaved(self, seat: int, reason: str) -> None:
         self._stop(Cheat(seat, self.step, f"broke the link protocol: {reason}"))
@@ -638,8 +651,9 @@ class PeerGame(MeshHandler):
         received = self.inbox.get(self.step, {})
         connected = frozenset(self.mesh.connected)
         missing = frozenset(s for s in range(self.players) if s not in received)
+        away = self.presence.away
         if self._working:
-            return replace(self.view, connected=connected, missing=missing)
+            return replace(self.view, connected=connected, missing=missing, away=away)
         lockstep = self.lockstep
         return View(
             seat=self.seat,
@@ -650,6 +664,7 @@ class PeerGame(MeshHandler):
             connected=connected,
             missing=missing,
             dealing=lockstep.dealing,
+            away=away,
         )
 
 
