@@ -15,14 +15,13 @@ from __future__ import annotations
 import json
 import re
 from argparse import Namespace
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 import pytest_twisted
 from prompt_toolkit.formatted_text import to_plain_text
-from prompt_toolkit.input import PipeInput, create_pipe_input
+from prompt_toolkit.input import PipeInput
 from prompt_toolkit.output import DummyOutput
 from twisted.internet import reactor
 from twisted.internet.defer import Deferred, DeferredList, succeed
@@ -81,12 +80,6 @@ class PipeTerminal(Terminal):
         """Type a line and wait for what it should show."""
         self.type(line)
         await self.when_shown(pattern, seconds)
-
-
-@pytest.fixture
-def keyboard() -> Iterator[PipeInput]:
-    with create_pipe_input() as pipe:
-        yield pipe
 
 
 @pytest.fixture(autouse=True)
@@ -173,10 +166,13 @@ async def test_a_whole_game_typed_at_the_prompt_against_two_bots(keyboard: PipeI
 def connect_args(port: int | None, name: str = "ann") -> Namespace:
     """`bean-client connect [127.0.0.1:PORT] --name NAME --allow-weak-proofs` as cli.py parses
     it (the tests' games deal with 1 proof round, to be quick)."""
+    return build_parser().parse_args(["connect", *connect_arguments(port, name)])
+
+
+def connect_arguments(port: int | None, name: str) -> list[str]:
     address = [] if port is None else [f"{LOCAL}:{port}"]
     own = ["--name", name, "--profile", name, "--listen", f"tcp:0:interface={LOCAL}"]
-    own.append("--allow-weak-proofs")
-    return build_parser().parse_args(["connect", *address, *own, "--no-color"])
+    return [*address, *own, "--allow-weak-proofs", "--no-color"]
 
 
 @pytest.mark.slow
