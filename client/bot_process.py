@@ -70,9 +70,13 @@ class BotProcess(ProcessProtocol):
         self.ended.addBoth(ended)
 
     def last_error(self) -> str:
-        """The last line the bot wrote to its stderr (why it stopped, in words)."""
-        lines = self.err.decode(errors="replace").strip().splitlines()
-        return lines[-1] if lines else ""
+        """Why the bot stopped, in its own words: the last line of its stderr, else of its
+        output (a table it refused is said there)."""
+        for said in (self.err, self.out):
+            lines = said.decode(errors="replace").strip().splitlines()
+            if lines:
+                return lines[-1]
+        return ""
 
 
 def spawn_bot(reactor: Any, arguments: list[str], process: BotProcess | None = None) -> BotProcess:

@@ -4,6 +4,10 @@ The mesh reports every link that comes up or goes down, and why as far as it can
 (`client.mesh.LinkLoss`); a seat whose link drops may also fail every redial until it is back.
 `Presence` turns that into news a person reads once per absence ("bob's client stopped
 answering", later "bob is back"), and keeps the seats that are away (the toolbar marks them).
+What a failed redial adds while a seat is away (its machine refuses the link: its client is
+not running; or does not answer) is said once more, once per kind. A link whose TLS ended
+without its peer closing it is all one to this end: the peer's client died (its machine
+closed the connection) or the network broke it; the words say both.
 A seat whose link has never been up is not away: it has not arrived yet (at the start, or while
 this seat comes back from a crash); its first problem is said once, with the mesh's reason.
 
@@ -30,8 +34,9 @@ class PresenceNews:
 def loss_sentence(name: str, loss: LinkLoss, reason: str) -> str:
     """What is known of why the link to `name` went down, for a person."""
     what = {
-        LinkLoss.CLOSED: f"{name}'s client closed its link (it quit, crashed or was stopped)",
-        LinkLoss.BROKEN: f"the network to {name} dropped (the connection broke on the way)",
+        LinkLoss.CLOSED: f"{name}'s client closed its link (it left the game or was stopped)",
+        LinkLoss.BROKEN: f"the link to {name} broke ({name}'s client stopped without closing "
+        "it, or the network dropped)",
         LinkLoss.SILENT: f"{name}'s client stopped answering (nothing heard from it)",
         LinkLoss.NOT_LISTENING: f"{name}'s client is not running ({name}'s machine refuses "
         "the link)",
@@ -49,7 +54,7 @@ class Presence:
     def __init__(self, names: Sequence[str]) -> None:
         self.names = tuple(names)
         self._seen: set[int] = set()  # seats whose link has been up
-        self._away: set[int] = set()
+        self._away: dict[int, set[LinkLoss]] = {}  # seat: the kinds of loss said since it left
         self._told: set[int] = set()  # seats never seen whose first problem was said
 
     @property
@@ -59,17 +64,20 @@ class Presence:
 
     def link_up(self, seat: int) -> PresenceNews | None:
         self._seen.add(seat)
-        if seat not in self._away:
+        if self._away.pop(seat, None) is None:
             return None
-        self._away.discard(seat)
         return PresenceNews(seat, True, f"{self.names[seat]} is back.")
 
     def link_down(self, seat: int, reason: str, loss: LinkLoss) -> PresenceNews | None:
         name = self.names[seat]
-        if seat in self._away:
-            return None  # said when the link went; the redials fail meanwhile
+        said = self._away.get(seat)
+        if said is not None:  # away: a failed redial may say more, once
+            if loss in said or loss not in (LinkLoss.NOT_LISTENING, LinkLoss.UNREACHABLE):
+                return None
+            said.add(loss)
+            return PresenceNews(seat, False, loss_sentence(name, loss, reason))
         if seat in self._seen:
-            self._away.add(seat)
+            self._away[seat] = {loss}
             return PresenceNews(seat, False, loss_sentence(name, loss, reason))
         if seat in self._told:
             return None

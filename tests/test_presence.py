@@ -20,12 +20,15 @@ NAMES = ("ann", "bob", "cy")
 def test_a_drop_is_said_once_the_seat_is_away_and_its_return_is_said():
     presence = Presence(NAMES)
     assert presence.link_up(1) is None  # arriving is not coming back
-    gone = presence.link_down(1, "Connection was closed cleanly.", LinkLoss.CLOSED)
-    assert gone == PresenceNews(1, False, loss_sentence("bob", LinkLoss.CLOSED, ""))
-    assert gone.sentence.startswith("bob's client closed its link (it quit, crashed or was")
+    gone = presence.link_down(1, "Connection lost.", LinkLoss.BROKEN)
+    assert gone == PresenceNews(1, False, loss_sentence("bob", LinkLoss.BROKEN, ""))
+    assert gone.sentence.startswith("the link to bob broke (bob's client stopped without")
     assert presence.away == {1}
-    # The redials fail while bob is gone: nothing more is said.
+    # The redials fail while bob is gone: what they add is said once.
+    more = presence.link_down(1, "refused", LinkLoss.NOT_LISTENING)
+    assert more is not None and more.sentence.startswith("bob's client is not running")
     assert presence.link_down(1, "refused", LinkLoss.NOT_LISTENING) is None
+    assert presence.link_down(1, "lost", LinkLoss.BROKEN) is None
     assert presence.link_up(1) == PresenceNews(1, True, "bob is back.")
     assert presence.away == frozenset()
     assert presence.link_up(1) is None
@@ -45,8 +48,8 @@ def test_a_seat_that_never_arrived_is_not_away_and_its_first_problem_is_said_onc
 @pytest.mark.parametrize(
     ("loss", "words"),
     [
-        (LinkLoss.CLOSED, "bob's client closed its link"),
-        (LinkLoss.BROKEN, "the network to bob dropped (the connection broke on the way)"),
+        (LinkLoss.CLOSED, "bob's client closed its link (it left the game or was stopped)"),
+        (LinkLoss.BROKEN, "the link to bob broke (bob's client stopped without closing it, or"),
         (LinkLoss.SILENT, "bob's client stopped answering"),
         (LinkLoss.NOT_LISTENING, "bob's client is not running"),
         (LinkLoss.UNREACHABLE, "the network to bob dropped (bob's machine does not answer)"),
@@ -115,8 +118,9 @@ def test_the_driver_tells_its_player_and_marks_the_seat_away_in_its_view(tmp_pat
         mesh.connected.add(2)
         game.link_up(2)
         assert game.view.away == frozenset()
-        assert [(news.seat, news.here) for news in player.news] == [(2, False), (2, True)]
+        assert [(news.seat, news.here) for news in player.news] == [(2, False)] * 2 + [(2, True)]
         assert player.news[0].sentence.startswith("cy's client stopped answering")
-        assert player.news[1].sentence == "cy is back."
+        assert player.news[1].sentence.startswith("cy's client is not running")
+        assert player.news[2].sentence == "cy is back."
     finally:
         writer.close()

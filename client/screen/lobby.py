@@ -209,8 +209,9 @@ class LobbyScreen(LobbyListener):
 
     # --- finding and joining a lobby ---------------------------------------------------------
 
-    def _list_unfinished_games(self) -> None:
-        """This identity's games that never ended, numbered for `resume N`."""
+    def _list_unfinished_games(self, files: bool = False) -> None:
+        """This identity's games that never ended, numbered for `resume N` (with `files`, the
+        game file of each too, for `bean-client replay` and the like)."""
         key = self.identity.public_key
         self.unfinished = [
             game for game in unfinished_games() if game.roster.seats[game.seat].public_key == key
@@ -220,6 +221,8 @@ class LobbyScreen(LobbyListener):
         self.terminal.say("Your unfinished games (resume N goes back into one):")
         for number, game in enumerate(self.unfinished, 1):
             self.terminal.say(f"  {number}) {_unfinished_words(game)}")
+            if files:
+                self.terminal.say(f"     {game.path}")
 
     async def _find_lobby(self) -> tuple[str, int] | None:
         """The lobby discovery finds: the only one, or the one the person picks."""
@@ -429,7 +432,10 @@ class LobbyScreen(LobbyListener):
         self.terminal.say(f"Starting a bot ({strategy}) for room {room.room_id}...")
 
         def seated(bot: RoomBot) -> None:
-            self.terminal.say(f"Your bot {bot.name} ({strategy}) is in the room, ready.")
+            self.terminal.say(
+                f"Your bot {bot.name} ({strategy}) is in the room, ready; unbot {bot.name} "
+                "takes it out."
+            )
             self.prompt.redraw()
 
         def failed(failure: Any) -> None:
@@ -486,7 +492,7 @@ class LobbyScreen(LobbyListener):
     async def _resume(self, number: int | None) -> None:
         """`resume`: the list again; `resume N`: back into that game, then the lobby."""
         if number is None:
-            self._list_unfinished_games()
+            self._list_unfinished_games(files=True)
             if not self.unfinished:
                 self.terminal.say("You have no unfinished game on this machine.")
             return
@@ -614,7 +620,7 @@ class LobbyScreen(LobbyListener):
         else:
             ready = sum(member.ready for member in room.members)
             seated = f"{len(room.members)} of {room.seats} seats, {ready} ready"
-            bots = f", {len(self.bots)} your bot{'s' if len(self.bots) > 1 else ''}"
+            bots = f", {len(self.bots)} bot{'s' if len(self.bots) > 1 else ''} of yours"
             seated += bots if self.bots else ""
             where = f"Room {room.room_id} {room.name}: {seated} · ready · bot · who · leave"
         lines = f"Lobby {host}:{port} · you are {lobby.welcome.name}\n{where}"
@@ -626,13 +632,13 @@ class LobbyScreen(LobbyListener):
 
 
 def _unfinished_words(game: GameFile) -> str:
-    """ "with bob and cy, turn 7, 52 steps played, last played 3 minutes ago (FILE)"."""
+    """ "with bob and cy, turn 7, 52 steps played, 3 minutes ago"."""
     others = join_words([s.name for i, s in enumerate(game.roster.seats) if i != game.seat])
     try:
         ago = _ago(time.time() - game.path.stat().st_mtime)
     except OSError:
         ago = "some time ago"
-    return f"with {others}, {how_far(game)}, last played {ago} ({game.path})"
+    return f"with {others}, {how_far(game)}, {ago}"
 
 
 def _ago(seconds: float) -> str:

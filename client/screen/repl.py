@@ -211,7 +211,9 @@ class RichLooks:
     notice = error
 
     def presence(self, news: PresenceNews, names: Sequence[str]) -> FormattedText:
-        return FormattedText([("class:title" if news.here else "class:error", news.sentence)])
+        if not news.here:
+            return render_error(news.sentence)
+        return FormattedText([("class:title", fill(news.sentence, WIDTH))])
 
     def chat(self, name: str, text: str) -> FormattedText:
         return render_chat(name, text)
