@@ -96,7 +96,11 @@ async def test_the_status_is_said_only_when_it_changes_and_input_ending_is_eof(p
     status[0] = "Turn 1 · your turn"
     prompt.redraw()
     assert said == ["status: Turn 1 · bob's turn", "status: Turn 1 · your turn"]
+    typing.write("ann\n")
     typing.close()
+    asking = PlainPrompt(lines, said.append, asks=True)
+    assert await within(in_twisted(asking.line("Your name: "))) == "ann"
+    assert said[-1] == "question: Your name:"
     with pytest.raises(EOFError):
         await within(in_twisted(prompt.line("ann> ")))
 
@@ -118,12 +122,12 @@ def test_each_event_is_one_line_labelled_with_its_turn_and_player():
     front = game.hand_slot(0, 1)[1]
     planted = game.do(0, Plant(0, front))
     lines = one_line_each(looks.event(game.state, 0, Plant(0, front), planted.state, NAMES, 1))
-    assert lines == ["turn 1, ann: planted chili in field 1, chili 1"]
+    assert lines == ["turn 1, ann: planted chili in field 1 (chili 1)"]
     mine = one_line_each(looks.event(game.state, 0, Plant(0, front), planted.state, NAMES, 0))
-    assert mine == ["turn 1, you: planted chili in field 1, chili 1"]
+    assert mine == ["turn 1, you: planted chili in field 1 (chili 1)"]
     harvest = planted.do(0, Harvest(0))
     lines = one_line_each(looks.event(planted.state, 0, Harvest(0), harvest.state, NAMES, 1))
-    assert lines == ["turn 1, ann: harvested field 1, chili 1, for 0 coins"]
+    assert lines == ["turn 1, ann: harvested field 1 (chili 1) for 0 coins"]
 
 
 def test_trading_and_the_end_of_a_turn_are_said_in_lines_that_stand_alone():
@@ -134,9 +138,8 @@ def test_trading_and_the_end_of_a_turn_are_said_in_lines_that_stand_alone():
     made = game.do(0, offer)
     lines = one_line_each(looks.event(game.state, 0, offer, made.state, NAMES, 1))
     assert len(lines) == 1
-    assert lines[0].startswith("turn 1, ann: offered everyone ") and lines[0].endswith(
-        "as a gift, offer 1"
-    )
+    assert lines[0].startswith("turn 1, ann: offered everyone ")
+    assert lines[0].endswith("as a gift (offer 1)")
     ended = made.do(0, EndTrading())
     lines = one_line_each(looks.event(made.state, 0, EndTrading(), ended.state, NAMES, 1))
     assert lines[0].startswith("turn 1, ann: ended trading")

@@ -160,7 +160,7 @@ class LobbyScreen(LobbyListener):
         self._room: RoomState | None = None  # the room as last seen (who was ready)
         completer = LobbyCompleter(lambda: self.rooms, self._bot_names, lambda: self.unfinished)
         self.prompt: LinePrompt = terminal.prompt(self._toolbar, completer, self._status)
-        self.asking: LinePrompt = terminal.prompt()
+        self.asking: LinePrompt = terminal.prompt(asks=True)
 
     async def run(self, address: tuple[str, int] | None) -> int:
         self._list_unfinished_games()

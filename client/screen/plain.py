@@ -4,7 +4,7 @@ output read by a program or kept in a file (STYLE.md, "Plain output").
 It is another renderer over the same events, not the full screen with its colour taken out:
 
 - every event is one line that can be understood alone, labelled with what it is about
-  ("turn 12, bob: planted chili in field 1, chili 3"; "chat, bob: hi"; "error: ...");
+  ("turn 12, bob: planted chili in field 1 (chili 3)"; "chat, bob: hi"; "error: ...");
 - nothing is ever redrawn: no toolbar, no prompt, no cursor moves and no colour; what the
   toolbar shows is printed as a `status:` line, only when it changes;
 - lines are read as the terminal delivers them (its own line editing, or a pipe), by a thread,
@@ -31,6 +31,7 @@ from client.screen.commands import Question
 from client.screen.player_view import PlayerView, bean_list, bot_label, field_words, join_words
 from client.screen.render import (
     PHASE_WORDS,
+    action_phrase,
     consequences,
     offer_terms,
     options_words,
@@ -44,19 +45,8 @@ from protocol.cards import bean_of
 from protocol.identity import fingerprint
 from protocol.messages import RoomState, RoomSummary
 from protocol.rules import (
-    Accept,
     Action,
-    BuyField,
-    EndPlanting,
-    EndTrading,
-    Harvest,
-    MakeOffer,
-    Plant,
-    PlantPending,
-    Reject,
-    RevealFaceUp,
     State,
-    Withdraw,
     accepters,
     harvest_value,
 )
@@ -134,17 +124,20 @@ class PlainLines:
 
 class PlainPrompt:
     """A line at a time, with no prompt drawn; what a toolbar would show is said as a
-    `status:` line when it has changed since it was last said."""
+    `status:` line when it has changed since it was last said. A prompt that `asks` says
+    its question as a line of its own."""
 
     def __init__(
         self,
         lines: PlainLines,
         say: Callable[[str], None],
         status: Callable[[], str | None] = lambda: None,
+        asks: bool = False,
     ) -> None:
         self.lines = lines
         self.say = say
         self.status = status
+        self.asks = asks
         self._said: str | None = None
 
     async def line(
@@ -153,11 +146,13 @@ class PlainPrompt:
         pre_run: Callable[[], None] | None = None,
         refresh_interval: float = 0.0,
     ) -> str:
-        """The next line; EOFError when input has ended. `message` is not shown: a person
-        reads the status line, and a question's own line says what to type."""
+        """The next line; EOFError when input has ended. `message` is said only by a prompt
+        that asks ("question: Your name:"); a command prompt's status line says the rest."""
         if pre_run is not None:
             pre_run()
         self.redraw()
+        if self.asks:
+            self.say(f"question: {message.strip()}")
         ticking = asyncio.ensure_future(self._tick(refresh_interval)) if refresh_interval else None
         try:
             line = await self.lines.read()
@@ -193,43 +188,6 @@ def _coins(count: int) -> str:
 def _who(view: PlayerView, seat: int) -> str:
     """A seat as a label names it: its name, or "you"."""
     return "you" if seat == view.seat else view.names[seat]
-
-
-def action_words(view: PlayerView, seat: int | None, action: Action, after: State) -> str:
-    """What an action did, for a line labelled with its turn and its player."""
-    before = view.state
-    if isinstance(action, RevealFaceUp):
-        return f"face up: {bean_list(map(bean_of, action.cards))}"
-    if seat is None:
-        return ""
-    if isinstance(action, Plant | PlantPending):
-        now = field_words((*before.players[seat].fields[action.field], action.card))
-        return f"planted {bean_of(action.card)} in field {action.field + 1}, {now}"
-    if isinstance(action, EndPlanting):
-        return "stopped planting"
-    if isinstance(action, Harvest):
-        sold = field_words(before.players[seat].fields[action.field])
-        paid = _coins(harvest_value(before, seat, action.field))
-        return f"harvested field {action.field + 1}, {sold}, for {paid}"
-    if isinstance(action, BuyField):
-        return "bought a third field"
-    if isinstance(action, MakeOffer):
-        made = next(o for o in after.offers if o.id == before.next_offer_id)
-        terms = offer_terms(view._replace(state=after), made)
-        return f"offered {view.who(made.to)} {terms}, offer {made.id}"
-    if isinstance(action, Accept):
-        offer = next(o for o in before.offers if o.id == action.offer)
-        return f"accepted offer {offer.id} from {view.who(offer.maker)}: {offer_terms(view, offer)}"
-    if isinstance(action, Reject):
-        return f"rejected offer {action.offer}"
-    if isinstance(action, Withdraw):
-        return f"withdrew offer {action.offer}"
-    if isinstance(action, EndTrading):
-        kept = (
-            f", keeps {bean_list(map(bean_of, before.face_up))} to plant" if before.face_up else ""
-        )
-        return f"ended trading{kept}"
-    return ""
 
 
 def _table_words(state: State) -> str:
@@ -273,7 +231,7 @@ class PlainLooks:
         view = PlayerView(before, me, {}, names)
         turn = f"turn {before.turn}"
         lines = []
-        said = action_words(view, seat, action, after)
+        said = action_phrase(view, seat, action, after)
         if said:
             lines.append(
                 f"{turn}: {said}" if seat is None else f"{turn}, {_who(view, seat)}: {said}"

@@ -599,42 +599,50 @@ def render_event(
 
 
 def _action_sentence(view: PlayerView, seat: int | None, action: Action, after: State) -> str:
+    phrase = action_phrase(view, seat, action, after)
+    if not phrase:
+        return ""
+    return f"{_capital(view.who(seat))} {phrase}." if seat is not None else f"{_capital(phrase)}."
+
+
+def action_phrase(view: PlayerView, seat: int | None, action: Action, after: State) -> str:
+    """What an action did, said after its player ("planted chili in field 1 (chili 3)"; the
+    table's own: "face up: chili, soy"); empty for what says nothing by itself."""
     before = view.state
-    who = _capital(view.who(seat))
     if isinstance(action, RevealFaceUp):
-        return f"Face up: {bean_list(map(bean_of, action.cards))}."
+        return f"face up: {bean_list(map(bean_of, action.cards))}"
     if seat is None:
         return ""
     if isinstance(action, Plant | PlantPending):
         card = action.card
         # The field as planted (`after` may already be the end, with every field sold).
         field_now = field_words((*before.players[seat].fields[action.field], card))
-        return f"{who} planted {bean_of(card)} in field {action.field + 1} ({field_now})."
+        return f"planted {bean_of(card)} in field {action.field + 1} ({field_now})"
     if isinstance(action, EndPlanting):
-        return f"{who} stopped planting."
+        return "stopped planting"
     if isinstance(action, Harvest):
         sold = field_words(before.players[seat].fields[action.field])
         paid = _coins(harvest_value(before, seat, action.field))
-        return f"{who} harvested field {action.field + 1} ({sold}) for {paid}."
+        return f"harvested field {action.field + 1} ({sold}) for {paid}"
     if isinstance(action, BuyField):
-        return f"{who} bought a third field."
+        return "bought a third field"
     if isinstance(action, MakeOffer):
         made = next(o for o in after.offers if o.id == before.next_offer_id)
         terms = offer_terms(view._replace(state=after), made)
-        return f"{who} offered {view.who(made.to)} {terms} (offer {made.id})."
+        return f"offered {view.who(made.to)} {terms} (offer {made.id})"
     if isinstance(action, Accept):
         offer = next(o for o in before.offers if o.id == action.offer)
         terms = offer_terms(view, offer)
-        return f"{who} accepted offer {offer.id} from {view.who(offer.maker)}: {terms}."
+        return f"accepted offer {offer.id} from {view.who(offer.maker)}: {terms}"
     if isinstance(action, Reject):
-        return f"{who} rejected offer {action.offer}."
+        return f"rejected offer {action.offer}"
     if isinstance(action, Withdraw):
-        return f"{who} withdrew offer {action.offer}."
+        return f"withdrew offer {action.offer}"
     if isinstance(action, EndTrading):
         kept = (
             f"; keeps {bean_list(map(bean_of, before.face_up))} to plant" if before.face_up else ""
         )
-        return f"{who} ended trading{kept}."
+        return f"ended trading{kept}"
     return ""
 
 

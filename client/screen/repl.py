@@ -128,11 +128,13 @@ class Terminal:
         toolbar: Callable[[], FormattedText] | None = None,
         completer: Any = None,
         status: Callable[[], str | None] = lambda: None,
+        asks: bool = False,
     ) -> LinePrompt:
         """A prompt for lines: prompt_toolkit's with its toolbar and completion, or in plain
-        mode the lines as they come, with `status` said when it changes."""
+        mode the lines as they come, with `status` said when it changes (and the message of a
+        prompt that `asks` a question said as a line)."""
         if self.lines is not None:
-            return PlainPrompt(self.lines, self.say, status)
+            return PlainPrompt(self.lines, self.say, status, asks)
         session: PromptSession[str] = PromptSession(
             history=InMemoryHistory(),
             completer=completer,
