@@ -77,6 +77,7 @@ async def test_bots_are_added_shown_and_taken_out_at_the_lobby_prompt(keyboard: 
         second = re.findall(r"Your bot (bot-\w+) \(random\)", " ".join(terminal.said()))[-1]
         await terminal.answer("leave", r"^You left the room\.$")
         await bob.listener.when(lambda seen: ("member_left", second, "disconnected") in seen.events)
+        await terminal.answer("bot", r"^you are not in a room: a bot joins your room")
         terminal.type("quit")
         assert await within(session) == 0
     finally:

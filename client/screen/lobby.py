@@ -432,16 +432,18 @@ class LobbyScreen(LobbyListener):
         self.terminal.say(f"Starting a bot ({strategy}) for room {room.room_id}...")
 
         def seated(bot: RoomBot) -> None:
-            self.terminal.say(
-                f"Your bot {bot.name} ({strategy}) is in the room, ready; unbot {bot.name} "
-                "takes it out."
-            )
-            self.prompt.redraw()
+            if bot in self.bots:  # not stopped meanwhile
+                self.terminal.say(
+                    f"Your bot {bot.name} ({strategy}) is in the room, ready; unbot {bot.name} "
+                    "takes it out."
+                )
+                self.prompt.redraw()
 
         def failed(failure: Any) -> None:
             failure.trap(BotFailed)
-            self._forget_bot(bot)
-            self._error(f"the bot could not join the room: {failure.value}")
+            if bot in self.bots:  # not stopped on purpose (the person left the room)
+                self._forget_bot(bot)
+                self._error(f"the bot could not join the room: {failure.value}")
 
         bot.seated.addCallbacks(seated, failed)
         bot.process.ended.addCallback(lambda _: self._forget_bot(bot))
