@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import gc
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import Executor
 from dataclasses import dataclass, field, replace
 from enum import Enum
@@ -40,7 +40,8 @@ from twisted.python.failure import Failure
 from client.ending import EndVotes, mask_of, seats_in
 from client.faults import FrameFaults
 from client.gamefile import Frame, GameFile, GameFileWriter
-from client.mesh import Mesh, MeshHandler, PeerListener
+from client.mesh import LinkLoss, Mesh, MeshHandler, PeerListener
+from client.presence import Presence, PresenceNews
 from client.step_watch import StepWatch
 from client.turn_clock import Situation, TurnClock
 from protocol.cards import Card
@@ -88,6 +89,7 @@ class View:
     connected: frozenset[int]
     missing: frozenset[int]  # seats whose message for the current step has not come
     dealing: tuple[int, int, int] | None  # (epoch, round, rounds) while a deck is dealt
+    away: frozenset[int] = frozenset()  # seats whose link dropped and has not come back
 
 
 class StepKind(Enum):
@@ -137,6 +139,9 @@ class Player:
     def notice(self, game: PeerGame, text: str) -> None: ...
 
     def chat(self, game: PeerGame, seat: int, text: str) -> None: ...
+
+    def presence_changed(self, game: PeerGame, news: PresenceNews) -> None:
+        """A player's link dropped, or came back after a drop (client.presence)."""
 
     def finished(self, game: PeerGame, outcome: Outcome) -> None: ...
 
@@ -218,6 +223,7 @@ class PeerGame(MeshHandler):
         )
         self._peers = {other: _Peer() for other in range(self.players) if other != seat}
         self._away_since: dict[int, float] = {}
+        self.presence = Presence(self.names)
         self._votes = EndVotes(self.players)
         self._my_vote: tuple[EndVote, float] | None = None  # and when it was first signed
         self._escalated: set[int] = set()  # present seats that would not vote with us
@@ -256,14 +262,17 @@ class PeerGame(MeshHandler):
         if not signed_before_a_crash:
             self.player.may_act(self)
 
-    def restore(self, saved: GameFile) -> None:
+    def restore(
+        self, saved: GameFile, each_step: Callable[[StepReport], None] = lambda report: None
+    ) -> None:
         """Pick up a game from this seat's file after a crash: replay every recorded step
         (checking its signatures and everything the lockstep checks), and keep the messages
-        this seat had signed for later steps to send them again, never different ones."""
+        this seat had signed for later steps to send them again, never different ones.
+        `each_step` sees what each replayed step did (the game's story so far)."""
         for step, frames in enumerate(saved.steps):
             for author, frame in enumerate(frames):
                 self._verified(StepFrame(self.game_id, step, author, *frame))
-            self.lockstep.play({seat: frame[0] for seat, frame in enumerate(frames)})
+            each_step(self.lockstep.play({seat: frame[0] for seat, frame in enumerate(frames)}))
             self.history[step] = list(frames)
             self.step = step + 1
         self._own_frames = {step: f for step, f in saved.own.items() if step >= self.step}
@@ -297,14 +306,10 @@ class PeerGame(MeshHandler):
     def link_up(self, seat: int) -> None:
         """A peer (re)joined: tell it where we are, so that each sends what the other lacks,
         and how the game ended, if it has."""
-        peer = self._peers[seat]
-        peer.heard, peer.sent, peer.answered, peer.asked = (
-            self.reactor.seconds(),
-            set(),
-            (-1, 0),
-            -1,
-        )
+        now, peer = self.reactor.seconds(), self._peers[seat]
+        self._peers[seat] = replace(peer, heard=now, sent=set(), answered=(-1, 0.0), asked=-1)
         self._away_since.pop(seat, None)
+        news = self.presence.link_up(seat)
         self._refresh()
         if self.ending is not None:
             self._tell_the_ending(seat)
@@ -312,12 +317,15 @@ class PeerGame(MeshHandler):
         self.mesh.send(seat, self._heartbeat())
         for vote in self._votes.votes.values():
             self.mesh.send(seat, vote)
+        if news is not None and self.outcome is None:
+            self.player.presence_changed(self, news)
 
-    def link_down(self, seat: int, reason: str) -> None:
+    def link_down(self, seat: int, reason: str, loss: LinkLoss) -> None:
         self._away_since.setdefault(seat, self.reactor.seconds())
+        news = self.presence.link_down(seat, reason, loss)
         self._refresh()
-        if self.outcome is None:
-            self.player.notice(self, f"lost the link to {self.names[seat]}: {reason}")
+        if news is not None and self.outcome is None:
+            self.player.presence_changed(self, news)
 
     def misbehaved(self, seat: int, reason: str) -> None:
         """The mesh cut a link whose peer broke the link protocol or stopped reading: no
@@ -991,8 +999,9 @@ class PeerGame(MeshHandler):
         received = self.inbox.get(self.step, {})
         connected = frozenset(self.mesh.connected)
         missing = frozenset(s for s in range(self.players) if s not in received)
+        away = self.presence.away
         if self._working:
-            return replace(self.view, connected=connected, missing=missing)
+            return replace(self.view, connected=connected, missing=missing, away=away)
         lockstep = self.lockstep
         return View(
             seat=self.seat,
@@ -1003,6 +1012,7 @@ class PeerGame(MeshHandler):
             connected=connected,
             missing=missing,
             dealing=lockstep.dealing,
+            away=away,
         )
 
 

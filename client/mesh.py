@@ -14,15 +14,19 @@ The mesh moves frames; it does not judge them. What arrives on a link goes to a 
 with the seat it came from (the game driver decides what a frame means). What a link does is
 never evidence against a seat: a peer that breaks the link protocol, or stops reading what is
 sent to it, loses the link (`MAX_UNREAD_BYTES` bounds what waits for it), and nobody is blamed.
+A link that goes down is reported with the reason in words and its kind (`LinkLoss`: closed by
+the peer, broken on the way, silent, refused...), which is all this side can know of why.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from enum import Enum
 from typing import Any
 
 from twisted.internet.defer import Deferred, DeferredList, succeed
 from twisted.internet.endpoints import HostnameEndpoint, serverFromString
+from twisted.internet.error import ConnectionDone
 from twisted.internet.interfaces import IHandshakeListener, IListeningPort, IPushProducer
 from twisted.internet.protocol import Factory, Protocol, connectionDone
 from twisted.logger import Logger
@@ -31,7 +35,7 @@ from zope.interface import implementer
 
 from client import sealed
 from client.faults import FrameFaults
-from client.lan_checks import explain_peer_link_failure
+from client.lan_checks import PeerRefused, explain_peer_link_failure
 from protocol.identity import Identity, fingerprint
 from protocol.messages import PROTOCOL_VERSION, FrameDecoder, GameStart, Message, MessageError
 from protocol.messages import encode as encode_message
@@ -57,12 +61,24 @@ CLOSE_GRACE = 5.0  # seconds a closing link may take to send what it holds
 MAX_UNREAD_BYTES = 4 * 1024 * 1024
 
 
+class LinkLoss(Enum):
+    """Why a link to a seat is down, as far as this end can tell."""
+
+    CLOSED = "closed"  # the peer's end closed the connection: its client ended or was stopped
+    BROKEN = "broken"  # reset or cut on the way: the network, or the peer's machine
+    SILENT = "silent"  # nothing heard for too long (this end dropped it)
+    NOT_LISTENING = "not listening"  # dialled: the peer's machine refuses, no client listens
+    UNREACHABLE = "unreachable"  # dialled: no answer, or no route to the peer's machine
+    TAMPERED = "tampered"  # TLS refused the link's bytes
+    REFUSED = "refused"  # the peer broke the link protocol or showed another key
+
+
 class MeshHandler:
     """What the game driver hears from the mesh; every method is optional."""
 
     def link_up(self, seat: int) -> None: ...
 
-    def link_down(self, seat: int, reason: str) -> None: ...
+    def link_down(self, seat: int, reason: str, loss: LinkLoss) -> None: ...
 
     def received(self, seat: int, message: Message) -> None: ...
 
@@ -97,6 +113,7 @@ class PeerLink(Protocol):
         self.authenticated = False
         self.closed = False
         self.failure: str | None = None  # why this side dropped the link, if it did
+        self.loss = LinkLoss.REFUSED  # what kind of loss `failure` is
         self.lost: Deferred[None] = Deferred()  # fires when the connection is gone
         self._timeout: Any = None
         self.unread: int | None = None  # bytes written since the transport paused us, if it did
@@ -149,13 +166,14 @@ class PeerLink(Protocol):
         if not self.lost.called:
             self.lost.callback(None)
         if self.failure is None and sealed.integrity_failure(reason):
-            self.failure = (
-                TAMPERED
-                if self.peer_key is not None
-                else (f"the TLS handshake failed ({reason.getErrorMessage()[:120]})")
-            )
+            if self.peer_key is not None:
+                self.failure, self.loss = TAMPERED, LinkLoss.TAMPERED
+            else:
+                self.failure = f"the TLS handshake failed ({reason.getErrorMessage()[:120]})"
+        elif self.failure is None:
+            self.loss = LinkLoss.CLOSED if reason.check(ConnectionDone) else LinkLoss.BROKEN
         if self.mesh is not None:
-            self.mesh._link_lost(self, self.failure or reason.getErrorMessage())
+            self.mesh._link_lost(self, self.failure or reason.getErrorMessage(), self.loss)
         elif self.listener is not None:
             self.listener._forget(self)
 
@@ -198,6 +216,7 @@ class PeerLink(Protocol):
         if not self.closed:
             self.closed = True
             self._cancel_timeout()
+            self.transport.unregisterProducer()  # else the transport waits for it to close
             self.transport.loseConnection()
 
     # --- the hellos ---
@@ -272,11 +291,11 @@ class PeerLink(Protocol):
 
     # --- failures ---
 
-    def _fail(self, reason: str) -> None:
+    def _fail(self, reason: str, loss: LinkLoss = LinkLoss.REFUSED) -> None:
         """Cut the link at once (nothing is owed to a peer that broke the link protocol, and
         one that does not read would never let a polite close finish)."""
         log.info("dropping a peer link: {reason}", reason=reason)
-        self.failure = reason
+        self.failure, self.loss = reason, loss
         if self.mesh is not None and self.seat is not None and self.authenticated:
             self.mesh.handler.misbehaved(self.seat, reason)
         self.close()
@@ -285,7 +304,7 @@ class PeerLink(Protocol):
     def _handshake_timed_out(self) -> None:
         self._timeout = None
         if not self.authenticated:
-            self._fail("the peer did not finish the handshake in time")
+            self._fail("the peer did not finish the handshake in time", LinkLoss.SILENT)
 
     def _cancel_timeout(self) -> None:
         if self._timeout is not None and self._timeout.active():
@@ -437,7 +456,7 @@ class Mesh:
         """Close a link that has gone quiet; its loss is reported, and it is dialled again."""
         link = self.links.get(seat)
         if link is not None:
-            link.failure = reason
+            link.failure, link.loss = reason, LinkLoss.SILENT
             link.transport.abortConnection()
 
     def close(self, grace: float = CLOSE_GRACE) -> Deferred[None]:
@@ -484,7 +503,9 @@ class Mesh:
             return
         peer = self.roster.seats[seat]
         problem = explain_peer_link_failure(peer.name, peer.host, peer.port, failure.value)
-        self.handler.link_down(seat, str(problem))
+        refused = isinstance(problem, PeerRefused)
+        loss = LinkLoss.NOT_LISTENING if refused else LinkLoss.UNREACHABLE
+        self.handler.link_down(seat, str(problem), loss)
         self._schedule_redial(seat)
 
     def _schedule_redial(self, seat: int) -> None:
@@ -508,7 +529,7 @@ class Mesh:
             old.close()
         self.handler.link_up(link.seat)
 
-    def _link_lost(self, link: PeerLink, reason: str) -> None:
+    def _link_lost(self, link: PeerLink, reason: str, loss: LinkLoss) -> None:
         """A link ended: the current link of its seat, or a dialled one whose handshake failed.
         Either way the seat hears why, and the dialling side tries again."""
         if link.seat is None or self.closed:
@@ -517,5 +538,5 @@ class Mesh:
             del self.links[link.seat]
         elif link.authenticated or link.seat <= self.seat:
             return  # a replaced link, or an accepted one that never proved itself
-        self.handler.link_down(link.seat, reason)
+        self.handler.link_down(link.seat, reason, loss)
         self._schedule_redial(link.seat)

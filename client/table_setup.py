@@ -28,7 +28,7 @@ from typing import Any
 from twisted.internet.defer import Deferred
 from twisted.logger import Logger
 
-from client.mesh import Mesh, MeshHandler, PeerListener
+from client.mesh import LinkLoss, Mesh, MeshHandler, PeerListener
 from client.remembered import RememberedKeys, changed_player_keys
 from protocol.identity import Identity
 from protocol.messages import LOBBY_EVENTS, GameStart, Message, MessageError, RoomOptions
@@ -158,10 +158,10 @@ class TableSetup(MeshHandler):
         if self.game is not None:
             self.game.link_up(seat)
 
-    def link_down(self, seat: int, reason: str) -> None:
+    def link_down(self, seat: int, reason: str, loss: LinkLoss) -> None:
         self._link_problems[seat] = reason
         if self.game is not None:
-            self.game.link_down(seat, reason)
+            self.game.link_down(seat, reason, loss)
 
     def misbehaved(self, seat: int, reason: str) -> None:
         if self.game is not None:

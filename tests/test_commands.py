@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from prompt_toolkit.completion import CompleteEvent
 from prompt_toolkit.document import Document
 
+from client.gamefile import GameFile, GameFileWriter
 from client.screen import PlayerView
 from client.screen.commands import (
     CommandError,
@@ -26,6 +27,7 @@ from client.screen.commands import (
 )
 from client.screen.completion import GameCompleter, LobbyCompleter
 from client.screen.lobby_commands import (
+    LobbyAddBot,
     LobbyConnect,
     LobbyCreate,
     LobbyHelp,
@@ -35,13 +37,15 @@ from client.screen.lobby_commands import (
     LobbyQuickMatch,
     LobbyQuit,
     LobbyReady,
+    LobbyRemoveBot,
+    LobbyResume,
     LobbySay,
     LobbyWho,
     parse_lobby_command,
 )
 from protocol.cards import CARDS_OF, Bean, bean_of
 from protocol.kdf import Stream
-from protocol.messages import RoomOptions, RoomSummary
+from protocol.messages import GameStart, RoomOptions, RoomSummary, Seat
 from protocol.open_table import OpenTable
 from protocol.random_play import random_offer
 from protocol.rules import (
@@ -62,6 +66,7 @@ from protocol.rules import (
     legal_actions,
 )
 from protocol.simulate import game_seed, random_moves
+from protocol.table import AgreedTable
 from tests.rules_helpers import Game, table
 
 NAMES = ["Ann", "Bob", "Cat", "Dan", "Eve", "Fay", "Gus"]
@@ -755,6 +760,34 @@ def test_complete_lobby_commands_and_their_arguments():
     assert lobby("join ") == [("3", "friday (2/5)")]
     assert [t for t, _ in lobby("create ")] == ["3", "4", "5", "6", "7"]
     assert [t for t, _ in lobby("quick 4 r")] == ["rule=protect", "rule=literal"]
+    assert [t for t, _ in lobby("b")] == ["bot"]
+    assert lobby("bot ") == [("greedy", "strategy"), ("random", "strategy")]
+    assert [t for t, _ in lobby("res")] == ["resume"]
+
+
+def test_complete_my_bots_and_my_unfinished_games_in_the_lobby(tmp_path):
+    table = AgreedTable(
+        GameStart(
+            room_id=1,
+            game_id=bytes(16),
+            seats=tuple(Seat(name, bytes([n]) * 32, "10.0.0.1", 4000) for n, name in
+                        enumerate(("ann", "bob", "cy"))),
+            options=RoomOptions(),
+        ),
+        1,
+        (bytes(32),) * 3,
+    )  # fmt: skip
+    GameFileWriter.create(tmp_path / "a.game", table, bytes(32), "10.0.0.1").close()
+    saved = GameFile.read(tmp_path / "a.game")
+    completer = LobbyCompleter(lambda: [], lambda: ["bot-1f3a", "bot-77aa"], lambda: [saved])
+
+    def lobby(text: str) -> list[tuple[str, str]]:
+        found = completer.get_completions(Document(text), CompleteEvent())
+        return [(c.text, c.display_meta_text) for c in found]
+
+    assert lobby("unbot ") == [("bot-1f3a", "your bot"), ("bot-77aa", "your bot")]
+    assert lobby("kick bot-7") == [("bot-77aa", "your bot")]
+    assert lobby("resume ") == [("1", "with ann, cy")]
 
 
 # --- Lobby mode ---------------------------------------------------------------------------------
@@ -793,6 +826,13 @@ def test_complete_lobby_commands_and_their_arguments():
         ("exit", LobbyQuit()),
         ("help", LobbyHelp(None)),
         ("? cr", LobbyHelp("create")),
+        ("bot", LobbyAddBot("greedy")),
+        ("bot rand", LobbyAddBot("random")),
+        ("unbot bot-1f3a", LobbyRemoveBot("bot-1f3a")),
+        ("kick bot-1", LobbyRemoveBot("bot-1")),
+        ("resume", LobbyResume(None)),
+        ("resume 2", LobbyResume(2)),
+        ("continue #1", LobbyResume(1)),
     ],
 )
 def test_lobby_commands(line: str, expected: object):
@@ -817,6 +857,10 @@ def test_lobby_commands(line: str, expected: object):
         ("connect", "connect HOST[:PORT], e.g. connect 192.168.1.20"),
         ("connect host:99999", "lobby port must be a number from 1 to 65535, not '99999'"),
         ("plant 1", "'plant' is not a command; type help for the list"),
+        ("bot clever", "a bot plays greedy or random, not 'clever'"),
+        ("unbot", "unbot NAME: which of your bots? who shows their names"),
+        ("resume one", "resume takes the number of a game in the list, not 'one'"),
+        ("resume 0", "resume takes the number of a game in the list, not '0'"),
     ],
 )
 def test_lobby_lines_that_cannot_be_sent_say_why(line: str, message: str):

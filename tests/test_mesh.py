@@ -13,7 +13,7 @@ from twisted.internet.endpoints import TCP4ClientEndpoint
 from twisted.internet.protocol import Factory, Protocol
 from twisted.internet.task import deferLater
 
-from client.mesh import Mesh, MeshHandler, PeerListener
+from client.mesh import LinkLoss, Mesh, MeshHandler, PeerListener
 from protocol.identity import Identity
 from protocol.messages import PROTOCOL_VERSION, GameStart, Message, RoomOptions, Seat, encode, frame
 from protocol.peer_messages import HANDSHAKE_MAX_FRAME, PeerChat, PeerHello
@@ -27,6 +27,7 @@ class Events(MeshHandler, Watched):
         self.up: set[int] = set()
         self.ever_up: set[int] = set()
         self.downs: list[tuple[int, str]] = []
+        self.losses: list[tuple[int, LinkLoss]] = []
         self.messages: list[tuple[int, Message]] = []
 
     def link_up(self, seat: int) -> None:
@@ -34,9 +35,10 @@ class Events(MeshHandler, Watched):
         self.ever_up.add(seat)
         self.changed()
 
-    def link_down(self, seat: int, reason: str) -> None:
+    def link_down(self, seat: int, reason: str, loss: LinkLoss) -> None:
         self.up.discard(seat)
         self.downs.append((seat, reason))
+        self.losses.append((seat, loss))
         self.changed()
 
     def received(self, seat: int, message: Message) -> None:
@@ -139,6 +141,26 @@ async def test_a_dropped_link_is_dialled_again():
         await t.events[0].when(lambda e: any(d[0] == 2 for d in e.downs) and 2 in e.up)
         t.meshes[0].send(2, PeerChat("still here"))
         await t.events[2].when(lambda e: (0, PeerChat("still here")) in e.messages)
+    finally:
+        await t.close()
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_lost_link_says_what_kind_of_loss_it_was():
+    """A client that ends closes its links (CLOSED), and its port then refuses the redial
+    (NOT_LISTENING); a link dropped for silence is SILENT here and BROKEN at the other end."""
+    t = await table(3)
+    try:
+        for seat, events in enumerate(t.events):
+            await events.when(lambda e, s=seat: e.up == everyone_but(s, 3))
+        t.meshes[0].drop(2, "no word for a while")
+        await t.events[0].when(lambda e: (2, LinkLoss.SILENT) in e.losses)
+        await t.events[2].when(lambda e: (0, LinkLoss.BROKEN) in e.losses)
+        await within(t.listeners.pop(1).stop())
+        await within(t.meshes[1].close())
+        await t.events[2].when(lambda e: (1, LinkLoss.CLOSED) in e.losses)
+        await t.events[0].when(lambda e: (1, LinkLoss.NOT_LISTENING) in e.losses)
+        assert (1, LinkLoss.CLOSED) in t.events[0].losses  # before the redial was refused
     finally:
         await t.close()
 

@@ -95,3 +95,16 @@ def offer_summary(view: PlayerView, offer: Offer) -> str:
     wants += [bean for bean, count in offer.want_beans for _ in range(count)]
     given, wanted = bean_list(gives) or "nothing", bean_list(wants) or "nothing"
     return f"{view.who(offer.maker)}: {given} for {wanted}"
+
+
+# A name a bot is given (`bean-client bot`: bot-XXXX; `bean-client play`: bot1, bot2, ...).
+BOT_NAME = re.compile(r"bot([-_ ]|\d|$)", re.IGNORECASE)
+
+
+def bot_label(name: str, key: bytes, own_bots: Mapping[bytes, str]) -> str:
+    """What is known of a player being a bot: one this client started, known by its key (no
+    lobby or player can give another seat that key: the peers check it on every link), or
+    one whose name says so, which is only its own claim. Empty for anyone else."""
+    if key in own_bots:
+        return f"your bot, {own_bots[key]}"
+    return "named as a bot" if BOT_NAME.match(name) else ""

@@ -28,7 +28,7 @@ from client.screen.commands import (
     find_command,
 )
 from client.screen.lobby_commands import LOBBY_COMMANDS
-from client.screen.player_view import PlayerView, bean_list, field_words, join_words
+from client.screen.player_view import PlayerView, bean_list, bot_label, field_words, join_words
 from protocol.cards import Bean, Card, bean_of
 from protocol.identity import fingerprint
 from protocol.messages import RoomOptions, RoomState, RoomSummary
@@ -110,7 +110,7 @@ def show(text: FormattedText, colour: bool, output: Output | None = None) -> Non
     if colour:
         print_formatted_text(text, style=STYLE, output=output)
     elif output is None:
-        print(to_plain_text(text))
+        print(to_plain_text(text), flush=True)  # a pipe or a file sees each line at once
     else:
         output.write_raw(to_plain_text(text) + "\n")
         output.flush()
@@ -454,17 +454,26 @@ def render_table_code(code: str, proof_rounds: int) -> FormattedText:
 
 
 def render_who(
-    view: PlayerView, keys: Sequence[bytes], connected: frozenset[int], code: str
+    view: PlayerView,
+    keys: Sequence[bytes],
+    connected: frozenset[int],
+    code: str,
+    away: frozenset[int] = frozenset(),
+    labels: Sequence[str] = (),
 ) -> FormattedText:
-    """Everyone at the table: name, key fingerprint, whether this seat's link to them is up;
-    then the table code, with the line asking the table to compare it."""
+    """Everyone at the table: name, key fingerprint, whether this seat's link to them is up
+    (or they are away: their link dropped), what is known of a bot (`labels`, by seat); then
+    the table code, with the line asking the table to compare it."""
     lines: list[Cell] = []
     for seat, name in enumerate(view.names):
         link = "you" if seat == view.seat else ("linked" if seat in connected else "no link")
+        link = "away" if seat in away else link
+        label = f"  {labels[seat]}" if seat < len(labels) and labels[seat] else ""
         lines.append(
             [
                 ("class:active", f"{seat + 1} {name}"),
                 ("", f"  key {fingerprint(keys[seat])}  {link}"),
+                ("class:muted", label),
             ]
         )
     lines.append([("class:title", "Table code "), ("class:active", code)])
@@ -584,52 +593,60 @@ def render_event(
     view = PlayerView(before, me, {}, names)
     sentence = _action_sentence(view, seat, action, after)
     lines = _paragraph(sentence, width) if sentence else []
-    for consequence in _consequences(view, action, after):
+    for consequence in consequences(view, action, after):
         lines += _paragraph(consequence, width, "class:muted")
     return _lines(lines)
 
 
 def _action_sentence(view: PlayerView, seat: int | None, action: Action, after: State) -> str:
+    phrase = action_phrase(view, seat, action, after)
+    if not phrase:
+        return ""
+    return f"{_capital(view.who(seat))} {phrase}." if seat is not None else f"{_capital(phrase)}."
+
+
+def action_phrase(view: PlayerView, seat: int | None, action: Action, after: State) -> str:
+    """What an action did, said after its player ("planted chili in field 1 (chili 3)"; the
+    table's own: "face up: chili, soy"); empty for what says nothing by itself."""
     before = view.state
-    who = _capital(view.who(seat))
     if isinstance(action, RevealFaceUp):
-        return f"Face up: {bean_list(map(bean_of, action.cards))}."
+        return f"face up: {bean_list(map(bean_of, action.cards))}"
     if seat is None:
         return ""
     if isinstance(action, Plant | PlantPending):
         card = action.card
         # The field as planted (`after` may already be the end, with every field sold).
         field_now = field_words((*before.players[seat].fields[action.field], card))
-        return f"{who} planted {bean_of(card)} in field {action.field + 1} ({field_now})."
+        return f"planted {bean_of(card)} in field {action.field + 1} ({field_now})"
     if isinstance(action, EndPlanting):
-        return f"{who} stopped planting."
+        return "stopped planting"
     if isinstance(action, Harvest):
         sold = field_words(before.players[seat].fields[action.field])
         paid = _coins(harvest_value(before, seat, action.field))
-        return f"{who} harvested field {action.field + 1} ({sold}) for {paid}."
+        return f"harvested field {action.field + 1} ({sold}) for {paid}"
     if isinstance(action, BuyField):
-        return f"{who} bought a third field."
+        return "bought a third field"
     if isinstance(action, MakeOffer):
         made = next(o for o in after.offers if o.id == before.next_offer_id)
-        terms = _terms_text(view._replace(state=after), made)
-        return f"{who} offered {view.who(made.to)} {terms} (offer {made.id})."
+        terms = offer_terms(view._replace(state=after), made)
+        return f"offered {view.who(made.to)} {terms} (offer {made.id})"
     if isinstance(action, Accept):
         offer = next(o for o in before.offers if o.id == action.offer)
-        terms = _terms_text(view, offer)
-        return f"{who} accepted offer {offer.id} from {view.who(offer.maker)}: {terms}."
+        terms = offer_terms(view, offer)
+        return f"accepted offer {offer.id} from {view.who(offer.maker)}: {terms}"
     if isinstance(action, Reject):
-        return f"{who} rejected offer {action.offer}."
+        return f"rejected offer {action.offer}"
     if isinstance(action, Withdraw):
-        return f"{who} withdrew offer {action.offer}."
+        return f"withdrew offer {action.offer}"
     if isinstance(action, EndTrading):
         kept = (
             f"; keeps {bean_list(map(bean_of, before.face_up))} to plant" if before.face_up else ""
         )
-        return f"{who} ended trading{kept}."
+        return f"ended trading{kept}"
     return ""
 
 
-def _terms_text(view: PlayerView, offer: Offer) -> str:
+def offer_terms(view: PlayerView, offer: Offer) -> str:
     """ "soy (#2), chili (face 1) for 2 blue", or "... as a gift"."""
     gives = (
         " ".join(to_plain_text(FormattedText(cell)) for cell in _offer_gives(view, offer))
@@ -639,7 +656,7 @@ def _terms_text(view: PlayerView, offer: Offer) -> str:
     return f"{gives} for {wants}" if wants else f"{gives} as a gift"
 
 
-def _consequences(view: PlayerView, action: Action, after: State) -> list[str]:
+def consequences(view: PlayerView, action: Action, after: State) -> list[str]:
     before = view.state
     said: list[str] = []
     answered = {action.offer} if isinstance(action, Accept | Reject | Withdraw) else set()
@@ -765,23 +782,28 @@ def render_rooms(rooms: Sequence[RoomSummary], width: int = WIDTH) -> FormattedT
             [("class:offer", f"{room.room_id:>5}")],
             [("", f"{room.taken}/{room.seats}")],
             [("class:title", room.name)],
-            *_words(_options_words(room.options)),
+            *_words(options_words(room.options)),
         ]
         lines += _flow(cells, width)
     return _lines(lines)
 
 
-def _options_words(options: RoomOptions) -> str:
+def options_words(options: RoomOptions) -> str:
     words = ["literal one-bean rule"] if options.singleton_rule.endswith("literal") else []
     words += [f"{options.turn_seconds}s a turn"] if options.turn_seconds else []
     return ", ".join(words)
 
 
-def render_room(room: RoomState, width: int = WIDTH) -> FormattedText:
-    """The room I am in: who is there and who is ready."""
+def render_room(
+    room: RoomState, own_bots: Mapping[bytes, str] | None = None, width: int = WIDTH
+) -> FormattedText:
+    """The room I am in: who is there, who is ready, and which are bots (`own_bots`: the keys
+    of the bots this client started, with their strategy; player_view.bot_label)."""
     head = f"Room {room.room_id} {room.name}: {len(room.members)} of {room.seats} seats"
     lines = _paragraph(head, width, "class:title")
     for member in room.members:
         ready = [("class:hint", "ready")] if member.ready else [("class:muted", "not ready")]
-        lines += _flow([[("", "  " + member.name)], ready], width)
+        label = bot_label(member.name, member.public_key, own_bots or {})
+        bot = [[("class:muted", f"({label})")]] if label else []
+        lines += _flow([[("", "  " + member.name)], ready, *bot], width)
     return _lines(lines)
