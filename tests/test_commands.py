@@ -469,9 +469,9 @@ def test_reject_and_withdraw_by_number_all_or_the_only_one():
     assert submitted(game, 2, "r") == (Reject(1),)
     assert submitted(game, 0, "w all") == (Withdraw(1), Withdraw(2))
     assert submitted(game, 0, "withdraw 2") == (Withdraw(2),)
-    assert refused(game, 1, "w 1") == "offer 1 is not yours to withdraw"
+    assert refused(game, 1, "w 1") == "offer 1 is not yours to withdraw, and you have no bid on it"
     assert refused(game, 1, "r x") == "reject takes offer numbers (or all)"
-    assert refused(game, 3, "w") == "you have no open offers"
+    assert refused(game, 3, "w") == "you have no open offers or bids"
 
 
 def test_an_answer_is_checked_again_against_the_state_when_it_comes():
@@ -667,7 +667,8 @@ def texts(game: Game | None, seat: int, text: str) -> list[str]:
 
 def test_complete_command_names_by_prefix_even_before_a_game():
     assert texts(None, 0, "") == [
-        "plant", "harvest", "buy", "offer", "gift", "counter", "accept", "reject", "withdraw",
+        "plant", "harvest", "buy", "offer", "gift", "counter", "accept", "take", "reject",
+        "withdraw",
         "end", "table", "hand", "log", "who", "help", "say", "leave",
     ]  # fmt: skip
     assert texts(None, 0, "ha") == ["harvest", "hand"]

@@ -78,8 +78,9 @@ def crowded() -> Game:
     game = game.do(0, Harvest(2))
     game = game.plant_front(2).do(0, EndPlanting())
     face = game.state.face_up
-    for to in (None, 1, 2, 3, 4, 5, 6):
-        game = game.do(0, MakeOffer(to, give_face_up=face, want_beans=((Bean.SOY, 1),)))
+    for to in (None, 1, 2, 3, 4, 5, 6):  # the face-up cards promised to one offer only
+        gives = face if to is None else ()
+        game = game.do(0, MakeOffer(to, give_face_up=gives, want_beans=((Bean.SOY, 1),)))
     game = game.do(1, MakeOffer(0, give_hand=(game.hand_slot(1, 1), game.hand_slot(1, 2)),
                                 want_cards=face))  # fmt: skip
     return game
@@ -161,8 +162,8 @@ def test_toolbar_names_whom_the_game_waits_for_and_for_what():
 def test_toolbar_puts_a_players_duties_together_when_listing_them_apart_is_too_long():
     game = trading()
     for seat in (1, 2):
-        for wanted in game.state.face_up:
-            offer = MakeOffer(0, give_hand=(game.hand_slot(seat, 1),), want_cards=(wanted,))
+        for n, wanted in enumerate(game.state.face_up, 1):
+            offer = MakeOffer(0, give_hand=(game.hand_slot(seat, n),), want_cards=(wanted,))
             game = game.do(seat, offer)
     ids = ", ".join(str(offer.id) for offer in game.state.offers)
     assert len(game.state.offers) == 4
@@ -266,8 +267,8 @@ def parse_actions(game: Game, seat: int, line: str) -> tuple[Action, ...]:
 
 
 def test_log_lines_for_an_accepted_offer_and_the_offers_it_made_impossible():
-    game = ann_offers_face_soy_for_chili()
-    game = game.do(0, MakeOffer(2, give_face_up=(game.state.face_up[0],)))
+    game = ann_offers_face_soy_for_chili(to=1)
+    game = game.do(2, MakeOffer(0, want_cards=(game.state.face_up[0],)))
     accept = Accept(1, (game.hand_slot(1, 1),))
     text, _ = event(game, 1, accept, me=2)
     assert text.split("\n") == [
