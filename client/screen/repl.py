@@ -54,6 +54,7 @@ from client.screen.render import (
     render_refusal,
     render_table,
     render_table_code,
+    render_takers,
     render_toolbar,
     render_who,
     show,
@@ -71,7 +72,7 @@ from client.session import (
 from protocol.identity import Identity
 from protocol.lockstep import StepReport
 from protocol.messages import GameStart, RoomOptions
-from protocol.rules import RuleError
+from protocol.rules import RuleError, bids_on
 from protocol.table import MIN_PROOF_ROUNDS
 
 LOG_LINES = 40
@@ -110,6 +111,7 @@ class HumanPlayer(Player):
         self.refresh = refresh
         self.log: list[FormattedText] = []
         self.on_finish: Callable[[], None] = lambda: None
+        self._takers: dict[int, list[int]] = {}  # my offers to everyone: the takers last shown
 
     def view(self, game: PeerGame) -> PlayerView | None:
         snapshot = game.view
@@ -137,12 +139,29 @@ class HumanPlayer(Player):
         for refusal in report.refusals:
             if rules is not None and refusal.seat == me:  # others' are their own business
                 self._print(render_refusal(refusal, rules, names, me))
+        self._show_takers(game)
         if report.dealt:
             view = self.view(game)
             if view is not None:
                 self.terminal.say("The cards are dealt.")
                 self.terminal.show(render_hand(view))
         self.refresh()
+
+    def _show_takers(self, game: PeerGame) -> None:
+        """The takers of my offers to everyone, each time they change, with the lines that
+        take them."""
+        view = self.view(game)
+        if view is None:
+            return
+        takers = {
+            offer.id: [bid.bidder for bid in bids_on(view.state, offer.id)]
+            for offer in view.state.offers
+            if offer.maker == view.seat
+        }
+        for offer_id, seats in takers.items():
+            if seats and seats != self._takers.get(offer_id):
+                self._print(render_takers(view, offer_id))
+        self._takers = takers
 
     def notice(self, game: PeerGame, text: str) -> None:
         self._print(render_error(text))
