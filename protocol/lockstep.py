@@ -392,7 +392,7 @@ class Lockstep:
         state, opened = self.rules, []
         for action in in_step_order(state, seat, actions):
             opened += hand_cards_opened(state, seat, action)
-            state = apply(state, seat, action)
+            state = apply(state, seat, action, hold_draws=True)
         return opened
 
     def _plays(self, seat: int, actions: Sequence[Action]) -> set[Opening]:

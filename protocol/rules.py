@@ -76,7 +76,9 @@ class Player:
     hand: tuple[HandCard, ...]  # front first; the order never changes but by removal or draw
     fields: tuple[tuple[Card, ...], ...]  # 2 or 3 fields, each in planting order
     earnings: tuple[Card, ...]  # coin cards, the most recently earned last
-    pending: tuple[Card, ...] = ()  # received or kept in step 2, to be planted in step 3
+    # Received or kept in step 2, to be planted in step 3 in any order the player likes; kept
+    # in card order, so that no order of a step's trades shows in the state.
+    pending: tuple[Card, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -185,6 +187,15 @@ class ShowHandCards:
 
 
 @dataclass(frozen=True)
+class DrawForTable:
+    """Not a player's choice: the table's own move that a lockstep step's actions made due,
+    applied with seat None after all of them (protocol.steps): turning the face-up cards once
+    step 1 is over, or, once every traded card is planted, the step-4 draw and the next turn
+    (or the end of the game). So a draw, and what a reshuffle takes from the discard pile,
+    never depends on whose move of the step was applied first."""
+
+
+@dataclass(frozen=True)
 class Harvest:
     field: int
 
@@ -248,6 +259,7 @@ Action = (
     | EndPlanting
     | RevealFaceUp
     | ShowHandCards
+    | DrawForTable
     | Harvest
     | BuyField
     | MakeOffer
@@ -345,6 +357,7 @@ class _Draft:
     ends_after_step3: bool
     result: Result | None
     ending: bool = False  # a draw has just triggered the end of the game
+    hold_draws: bool = False  # a lockstep step: the table's draws wait for DrawForTable
 
     @classmethod
     def of(cls, s: State) -> _Draft:
@@ -387,7 +400,7 @@ class _Draft:
                     tuple(p.hand),
                     tuple(tuple(f) for f in p.fields),
                     tuple(p.earnings),
-                    tuple(p.pending),
+                    tuple(sorted(p.pending)),  # whoever's trade came first, one order
                 )
                 for p in self.players
             ),
@@ -411,9 +424,11 @@ class _Draft:
         )
 
 
-def apply(state: State, seat: int | None, action: Action) -> State:
+def apply(state: State, seat: int | None, action: Action, *, hold_draws: bool = False) -> State:
     """The state after `seat` does `action`, or RuleError. Seat None is the table itself, which
-    turns the face-up cards and shows hand cards once the shared deck has opened them."""
+    turns the face-up cards, shows hand cards once the shared deck has opened them, and makes
+    the draws held for it. With `hold_draws` (a lockstep step: protocol.steps), a draw the
+    action makes due waits for `DrawForTable` (`draw_due` says when one waits)."""
     if state.phase is Phase.OVER:
         raise RuleError("the game is over")
     draft = _Draft.of(state)
@@ -422,9 +437,12 @@ def apply(state: State, seat: int | None, action: Action) -> State:
             _reveal_face_up(draft, action)
         elif isinstance(action, ShowHandCards):
             _show_hand_cards(draft, action)
+        elif isinstance(action, DrawForTable):
+            _draw_for_table(draft)
         else:
-            raise RuleError("the table itself only turns face-up cards and shows hand cards")
+            raise RuleError("the table itself only turns face-up cards, shows hand cards and draws")
         return draft.freeze()
+    draft.hold_draws = hold_draws
     if not 0 <= seat < len(state.players):
         raise RuleError(f"there is no seat {seat}")
     handler = _HANDLERS.get(type(action))
@@ -531,12 +549,32 @@ def _end_planting(draft: _Draft, seat: int, action: EndPlanting) -> None:
 
 
 def _begin_step2(draft: _Draft) -> None:
-    """Turn two cards face up; after the final exhaustion only those drawn (RULES.md section 7)."""
+    """Turn two cards face up; after the final exhaustion only those drawn (RULES.md section 7).
+    Held for the table (`hold_draws`): the reveal begins with nothing drawn yet."""
+    if draft.hold_draws:
+        draft.phase, draft.reveal_slots = Phase.REVEAL, ()
+        return
     slots = _draw(draft, 2)
     if draft.ending:
         draft.ends_after_step3 = True
     draft.reveal_slots = tuple(slots)
     draft.phase = Phase.REVEAL if slots else Phase.TRADE
+
+
+def draw_due(state: State) -> bool:
+    """Whether a draw of the table's was held for `DrawForTable` (see `apply`)."""
+    return (state.phase is Phase.REVEAL and not state.reveal_slots) or (
+        state.phase is Phase.PLANT_PENDING and not any(p.pending for p in state.players)
+    )
+
+
+def _draw_for_table(draft: _Draft) -> None:
+    if draft.phase is Phase.REVEAL and not draft.reveal_slots:
+        _begin_step2(draft)
+    elif draft.phase is Phase.PLANT_PENDING and not any(p.pending for p in draft.players):
+        _after_planting_pending(draft)
+    else:
+        raise RuleError("the table has no draw to make now")
 
 
 def _reveal_face_up(draft: _Draft, action: RevealFaceUp) -> None:
@@ -621,8 +659,9 @@ def _plant_pending(draft: _Draft, seat: int, action: PlantPending) -> None:
 
 
 def _after_planting_pending(draft: _Draft) -> None:
-    """Once every pending card is planted: the end, or the step-4 draw and the next turn."""
-    if any(p.pending for p in draft.players):
+    """Once every pending card is planted: the end, or the step-4 draw and the next turn
+    (held for the table with `hold_draws`: step 3 stays, with nothing left to plant)."""
+    if any(p.pending for p in draft.players) or draft.hold_draws:
         return
     if draft.ends_after_step3:
         _finish(draft)

@@ -19,6 +19,11 @@ The actions are applied in groups, each group for all seats before the next:
 5. withdrawn offers;
 6. the end of trading.
 
+Then the table makes the draw the step made due, if any (`DrawForTable`): the face-up cards
+once step 1 is over, or the step-4 draw and the next turn (or the end of the game) once every
+traded card is planted. So a harvest sent in the same step is always sold before that draw,
+whatever the seats' numbers, and a reshuffle takes the same discard pile on every numbering.
+
 A seat's own actions keep their order within a group. Inside a group, seats are taken by seat
 number only as an order of evaluation: the rules make the moves of one group independent of
 each other, so any order gives the same state (tests/test_steps.py checks this for every
@@ -58,6 +63,7 @@ from enum import IntEnum
 from protocol.rules import (
     Accept,
     Action,
+    DrawForTable,
     EndTrading,
     MakeOffer,
     Reject,
@@ -66,6 +72,7 @@ from protocol.rules import (
     Take,
     Withdraw,
     apply,
+    draw_due,
 )
 
 
@@ -149,7 +156,7 @@ def _own(state: State, seat: int, actions: Sequence[Action]) -> State:
             raise ForbiddenAction(seat, action, reason)
     for action in in_step_order(state, seat, actions):
         try:
-            state = apply(state, seat, action)
+            state = apply(state, seat, action, hold_draws=True)
         except RuleError as error:
             raise ForbiddenAction(seat, action, str(error)) from None
     return state
@@ -164,9 +171,10 @@ def apply_own(state: State, seat: int, actions: Sequence[Action]) -> State:
     """The state after the seat's actions alone, as a step would apply them (a client's dry
     run before sending), or RuleError saying why they may not be sent."""
     try:
-        return _own(state, seat, actions)
+        state = _own(state, seat, actions)
     except ForbiddenAction as refused:
         raise RuleError(refused.reason) from None
+    return apply(state, None, DrawForTable()) if draw_due(state) else state
 
 
 def apply_step(
@@ -184,10 +192,14 @@ def apply_step(
                 if group_of(start, seat, action) is not group:
                     continue
                 try:
-                    after = apply(state, seat, action)
+                    after = apply(state, seat, action, hold_draws=True)
                 except RuleError as error:
                     refusals.append(Refusal(seat, action, str(error)))
                     continue
                 applied.append(Applied(seat, action, state, after))
                 state = after
+    if draw_due(state):
+        after = apply(state, None, DrawForTable())
+        applied.append(Applied(None, DrawForTable(), state, after))
+        state = after
     return state, refusals, applied

@@ -488,13 +488,14 @@ def test_an_answer_is_checked_again_against_the_state_when_it_comes():
 
 
 def planting_kept_cards() -> Game:
-    """Ann ended trading and keeps the face-up soy and chili; her fields: chili 3, empty."""
+    """Ann ended trading and keeps the face-up soy and chili (to plant in card order: chili,
+    soy); her fields: chili 3, empty."""
     return trading().do(0, EndTrading())
 
 
 def test_plant_pending_cards_in_a_chosen_order_into_chosen_fields():
     game = planting_kept_cards()
-    soy, chili = game.state.players[0].pending
+    chili, soy = game.state.players[0].pending
     assert submitted(game, 0, "p chili 1 soy 2") == (PlantPending(chili, 0), PlantPending(soy, 1))
     assert submitted(game, 0, "plant soy 2; plant chili 1") == (
         PlantPending(soy, 1),
@@ -504,7 +505,7 @@ def test_plant_pending_cards_in_a_chosen_order_into_chosen_fields():
 
 def test_plant_pending_without_a_field_plants_where_only_one_fits_and_asks_otherwise():
     game = planting_kept_cards()
-    soy, _ = game.state.players[0].pending
+    _, soy = game.state.players[0].pending
     assert submitted(game, 0, "p soy") == (PlantPending(soy, 1),)
     question = asked(game, 0, "p chili")
     assert [c.command for c in question.choices] == ["plant chili 1", "plant chili 2"]
@@ -515,17 +516,19 @@ def test_plant_pending_with_several_beans_asks_which_card_and_where():
     question = asked(game, 0, "p")
     assert question.prompt == "Plant which card, and where?"
     assert [(c.label, c.command) for c in question.choices] == [
-        ("soy in field 2 (empty)", "plant soy 2"),
         ("chili in field 1 (chili 3)", "plant chili 1"),
         ("chili in field 2 (empty)", "plant chili 2"),
+        ("soy in field 2 (empty)", "plant soy 2"),
     ]
 
 
 def test_plant_pending_with_several_beans_and_a_field_needs_the_bean_named():
     game = planting_kept_cards()
-    # The example is one the rules allow: soy does not fit field 1.
-    assert refused(game, 0, "p 1") == "say which card: you have soy, chili to plant (plant soy 2)"
-    assert refused(game, 0, "p red 1") == "you have no red to plant; you have soy, chili"
+    # The example is one the rules allow (soy would not fit field 1).
+    assert refused(game, 0, "p 1") == (
+        "say which card: you have chili, soy to plant (plant chili 1)"
+    )
+    assert refused(game, 0, "p red 1") == "you have no red to plant; you have chili, soy"
     assert refused(game, 0, "p soy 1") == (
         "field 1 holds chili; soy needs an empty field or a soy field; it fits field 2"
     )
@@ -695,7 +698,7 @@ def test_complete_harvest_offers_the_fields_that_may_be_harvested_with_their_pay
 
 def test_complete_plant_in_step_3_offers_beans_then_the_fields_they_fit():
     game = planting_kept_cards()
-    assert completions(game, 0, "p ") == [("soy", "1 to plant"), ("chili", "1 to plant")]
+    assert completions(game, 0, "p ") == [("chili", "1 to plant"), ("soy", "1 to plant")]
     assert texts(game, 0, "p chili ") == ["1", "2"]
     assert texts(game, 0, "p soy ") == ["2"]
     assert texts(game, 0, "p soy 2 ") == ["chili", "1"]  # one bean left: its fields too

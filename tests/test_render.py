@@ -126,7 +126,7 @@ def test_table_shows_cards_others_can_see_and_cards_waiting_to_be_planted():
     game = game.do(1, MakeOffer(0, give_hand=(game.hand_slot(1, 3),), want_beans=((Bean.RED, 1),)))
     assert "    shows #3 soy" in plain(render_table(view_of(game, 0)))
     kept = trading().do(0, EndTrading())
-    assert "    to plant: soy chili" in plain(render_table(view_of(kept, 1)))
+    assert "    to plant: chili soy" in plain(render_table(view_of(kept, 1)))
 
 
 def test_hints_say_where_the_front_card_fits_what_harvests_pay_and_what_to_type():
@@ -279,7 +279,7 @@ def test_log_lines_for_an_accepted_offer_and_the_offers_it_made_impossible():
 
 def test_log_lines_for_the_end_of_a_turn():
     game = trading().do(0, EndTrading())
-    soy, chili = game.state.players[0].pending
+    chili, soy = game.state.players[0].pending
     text, game = event(game, 0, PlantPending(soy, 1))
     assert text == "Ann planted soy in field 2 (soy 1)."
     text, game = event(game, 0, PlantPending(chili, 0))

@@ -571,7 +571,7 @@ def test_edge_11_face_up_cards_nobody_takes_stay_with_the_active_player_and_must
     game = trading_table()
     face_up = game.state.face_up
     game = game.do(0, EndTrading())
-    assert game.state.players[0].pending == face_up
+    assert game.state.players[0].pending == tuple(sorted(face_up))
     assert waiting_for(game.state) == [(0, "plant traded and kept cards")]
     kinds = {type(a) for a in legal_actions(game.state, 0, game.hand(0))}
     assert kinds <= {PlantPending, Harvest, BuyField}
@@ -675,7 +675,7 @@ def test_only_the_table_turns_face_up_cards_and_only_cards_still_in_the_deck():
     assert waiting_for(state) == []  # the table, not a player, is what the game waits for
     with pytest.raises(RuleError, match="not something a player does"):
         apply(state, 0, RevealFaceUp((red, soy)))
-    with pytest.raises(RuleError, match="only turns face-up cards and shows hand cards"):
+    with pytest.raises(RuleError, match="only turns face-up cards, shows hand cards and draws"):
         apply(state, None, Harvest(0))
     with pytest.raises(RuleError, match="2 face-up cards are being turned, not 1"):
         apply(state, None, RevealFaceUp((red,)))
