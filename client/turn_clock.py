@@ -102,7 +102,8 @@ def blocking_duty(state: State, seat: int) -> str | None:
     if state.phase is Phase.TRADE and state.active == seat:
         choosing = _offers_with_bids(state, seat)
         if choosing:
-            return f"turn {state.turn}: choose among the takers of offers {choosing}"
+            offers = ", ".join(map(str, choosing))
+            return f"turn {state.turn}: choose among the takers of offers {offers}"
         return f"turn {state.turn}: trade"
     if state.phase is Phase.PLANT_PENDING and state.players[seat].pending:
         return f"turn {state.turn}: plant {len(state.players[seat].pending)} traded cards"

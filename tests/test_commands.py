@@ -57,6 +57,7 @@ from protocol.rules import (
     Reject,
     RuleError,
     State,
+    Take,
     Withdraw,
     apply,
     legal_actions,
@@ -474,6 +475,48 @@ def test_reject_and_withdraw_by_number_all_or_the_only_one():
     assert refused(game, 3, "w") == "you have no open offers or bids"
 
 
+def gift_with_takers() -> Game:
+    """Ann gives the face-up soy to everyone; Bob and Cat take it: two bids wait for her."""
+    game = trading()
+    game = game.do(0, MakeOffer(None, give_face_up=(game.state.face_up[0],)))
+    return game.do(1, Accept(1)).do(2, Accept(1))
+
+
+def test_take_names_the_offer_and_the_taker_by_name_or_seat():
+    game = gift_with_takers()
+    assert submitted(game, 0, "take 1 bob") == (Take(1, 1),)
+    assert submitted(game, 0, "take 1 3") == (Take(1, 2),)
+    assert submitted(game, 0, "take 1 ca") == (Take(1, 2),)
+    question = asked(game, 0, "take 1")
+    assert question.prompt == "Take whose bid on offer 1?"
+    assert [(c.label, c.command) for c in question.choices] == [
+        ("Bob", "take 1 bob"), ("Cat", "take 1 cat"),
+    ]  # fmt: skip
+    assert [c.command for c in asked(game, 0, "take").choices] == ["take 1 bob", "take 1 cat"]
+
+
+def test_take_what_cannot_be_taken_says_why():
+    game = gift_with_takers()
+    assert refused(game, 0, "take 1 dan") == "Dan has no bid on offer 1"
+    assert refused(game, 0, "take 1 all") == "take one player's bid; the others lapse with it"
+    assert refused(game, 1, "take 1 cat") == (
+        "offer 1 is not yours; only its maker takes a bid on it"
+    )
+    assert refused(game, 0, "take 4 bob") == "there is no open offer 4"
+    assert refused(trading(), 0, "take") == ("nobody has taken an offer of yours to everyone yet")
+
+
+def test_a_bidder_withdraws_its_bid_and_bids_are_answered_in_one_step_only_once():
+    game = gift_with_takers()
+    assert submitted(game, 1, "w 1") == (Withdraw(1),)
+    assert submitted(game, 1, "withdraw all") == (Withdraw(1),)
+    assert refused(game, 1, "a 1") == "you have bid on offer 1; withdraw your bid to take it back"
+    assert refused(game, 0, "w 1; g bob face 1") == (
+        "the soy card (face up) is promised in your offer 1; withdraw that first "
+        "(a withdrawal counts from the next step on)"
+    )
+
+
 def test_an_answer_is_checked_again_against_the_state_when_it_comes():
     game = ann_offers_face_soy_for_chili()
     question = asked(game, 1, "a 1")
@@ -738,6 +781,14 @@ def test_complete_reject_withdraw_and_counter_offer_numbers():
     assert texts(game, 1, "w ") == []
     assert texts(game, 1, "c ") == ["1"]
     assert texts(game, 1, "c 1 ") == ["give", "want"]
+
+
+def test_complete_take_offers_with_takers_then_the_takers():
+    game = gift_with_takers()
+    assert completions(game, 0, "take ") == [("1", "you: soy for nothing")]
+    assert completions(game, 0, "take 1 ") == [("bob", "Bob"), ("cat", "Cat")]
+    assert texts(game, 1, "take ") == []
+    assert texts(game, 1, "w ") == ["1", "all"]
 
 
 def test_complete_nothing_inside_a_chat_line():

@@ -29,6 +29,7 @@ from client.screen.render import (
     render_rooms,
     render_table,
     render_table_code,
+    render_takers,
     render_toolbar,
     render_who,
     show,
@@ -48,12 +49,20 @@ from protocol.rules import (
     PlantPending,
     Reject,
     State,
+    Take,
     Withdraw,
 )
 from protocol.simulate import game_seed, random_moves
 from protocol.steps import Refusal
 from tests.rules_helpers import Game, table
-from tests.test_commands import NAMES, ann_offers_face_soy_for_chili, step1, trading, view_of
+from tests.test_commands import (
+    NAMES,
+    ann_offers_face_soy_for_chili,
+    gift_with_takers,
+    step1,
+    trading,
+    view_of,
+)
 
 LONG_NAMES = [f"{first} Wolfeschlegelsteinhausen"[:24] for first in NAMES]
 
@@ -275,6 +284,51 @@ def test_log_lines_for_an_accepted_offer_and_the_offers_it_made_impossible():
         "Bob accepted offer 1 from Ann: soy (face 1) for chili.",
         "Offer 2 lapsed: nobody can accept it now.",
     ]
+
+
+def test_log_lines_for_bids_a_take_and_the_bids_that_lapse():
+    game = trading()
+    game = game.do(0, MakeOffer(None, give_face_up=(game.state.face_up[0],)))
+    text, game = event(game, 1, Accept(1), me=1)
+    assert text == "You bid on offer 1 from Ann: soy (face 1) as a gift. Waiting for Ann to choose."
+    text, game = event(game, 2, Accept(1), me=0)
+    assert text == "Cat bid on offer 1 from you: soy (face 1) as a gift."
+    text, _ = event(game, 0, Take(1, 2), me=1)
+    assert text.split("\n") == [
+        "Ann took Cat's bid on offer 1: soy (face 1) as a gift.",
+        "Your bid on offer 1 lapsed.",
+    ]
+    text, _ = event(game, 0, Take(1, 2), me=2)
+    assert text.split("\n")[0] == "Ann took your bid on offer 1: soy (face 1) as a gift."
+    assert event(game, 1, Withdraw(1), me=1)[0] == "You withdrew your bid on offer 1."
+    assert event(game, 1, Withdraw(1), me=0)[0] == "Bob withdrew the bid on offer 1."
+    assert event(game, 0, Withdraw(1), me=3)[0].split("\n") == [
+        "Ann withdrew offer 1.",
+        "Bob's bid on offer 1 lapsed.",
+        "Cat's bid on offer 1 lapsed.",
+    ]
+
+
+def test_the_maker_sees_its_takers_and_a_bidder_whom_it_waits_for():
+    game = gift_with_takers()
+    ann, bob = view_of(game, 0), view_of(game, 1)
+    assert plain(render_takers(ann, 1)) == (
+        "Bob and Cat take offer 1: take 1 bob or take 1 cat; withdraw 1 lets them lapse."
+    )
+    assert plain(render_toolbar(ann)).split("\n")[1:] == [
+        "Waiting: you: trade, or end trading, choose for offer 1; Dan: answer offer 1",
+        "Offer 1: 2 takers",
+    ]
+    assert plain(render_toolbar(bob)).split("\n")[2] == (
+        "Your bid on offer 1: waiting for Ann to choose"
+    )
+    assert "You may: e · w 1 · take 1 bob · take 1 cat" in plain(render_hints(ann))
+    assert "Your bid on offer 1 stands: waiting for Ann to choose." in plain(render_hints(bob))
+    table_lines = plain(render_table(bob)).split("\n")
+    offer_row = table_lines.index(
+        "  1 Ann to everyone: gives soy (face 1); a gift (your bid stands: Ann chooses)"
+    )
+    assert table_lines[offer_row + 1] == "    takers: you and Cat"
 
 
 def test_log_lines_for_the_end_of_a_turn():

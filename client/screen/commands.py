@@ -216,7 +216,7 @@ def parse_game_command(
         if isinstance(planned, _Ask):
             if number < len(segments):
                 raise CommandError(f"'{segment}' leaves a choice open; {planned.narrow}")
-            return _settle(planned, actions, segments[: number - 1], current)
+            return _settle(planned, actions, segments[: number - 1], current, view)
         assert isinstance(planned, list)
         current = _dry_run(current, planned)
         actions += planned
@@ -241,14 +241,18 @@ def _refusal(view: PlayerView, action: Action) -> CommandError:
     raise AssertionError(f"{action} was expected to break a rule")
 
 
-def _settle(ask: _Ask, before: list[Action], typed: list[str], current: PlayerView) -> GameCommand:
+def _settle(
+    ask: _Ask, before: list[Action], typed: list[str], current: PlayerView, start: PlayerView
+) -> GameCommand:
     """Keep the options the rules allow: none is an error, one is done, several are asked.
-    `before` are the actions of the `typed` segments ahead of the question."""
+    `before` are the actions of the `typed` segments ahead of the question, which `current`
+    shows done; each option is checked with them from `start`, as the step will apply it."""
     allowed: list[tuple[str, list[Action]]] = []
     first_error: CommandError | None = None
     for label, actions in ask.options:
         try:
             _dry_run(current, actions)
+            _dry_run(start, before + actions)
         except CommandError as error:
             first_error = first_error or error
             continue

@@ -429,6 +429,11 @@ def _hint_rows(view: PlayerView, width: int) -> list[Cell]:
         fields = [f"{a.field + 1} ({field_words(view.me.fields[a.field])})" for a in plants]
         fits = f"fits field {join_words(fields, 'or')}" if fields else "fits no field now"
         rows += _paragraph(f"Your front {bean_of(front)} {fits}.", width, "class:hint")
+    for offer in state.offers:
+        if any(bid.bidder == view.seat for bid in bids_on(state, offer.id)):
+            maker = view.who(offer.maker)
+            text = f"Your bid on offer {offer.id} stands: waiting for {maker} to choose."
+            rows += _paragraph(text, width, "class:hint")
     harvests = [a.field for a in legal if isinstance(a, Harvest)]
     if harvests:
         pays = [f"field {i + 1}: {_coins(harvest_value(state, view.seat, i))}" for i in harvests]
@@ -515,7 +520,7 @@ def render_toolbar(view: PlayerView, width: int = WIDTH) -> FormattedText:
     lines = [_cut(status, width)[0], waiting]
     bids = _bids_words(view)
     if bids:
-        lines.append([("class:hint", _clip(bids, width))])
+        lines.append([("class:hint", _clip(bids, width).rstrip())])
     return _lines(lines)
 
 
@@ -591,18 +596,23 @@ def _duties_by_seat(waiting: dict[str, list[int]]) -> dict[int, str]:
     """Each waited-for seat's duties in one phrase, its offers to answer merged ("trade, or
     end trading, answer offers 20, 21")."""
     duties: dict[int, list[str]] = {}
-    offers: dict[int, list[str]] = {}
-    prefix = "answer offer "
+    offers: dict[str, dict[int, list[str]]] = {ANSWER: {}, CHOOSE: {}}
     for what, seats in waiting.items():
         for seat in seats:
             duties.setdefault(seat, [])
-            if what.startswith(prefix):
-                offers.setdefault(seat, []).append(what.removeprefix(prefix))
+            prefix = next((p for p in offers if what.startswith(p)), None)
+            if prefix is not None:
+                offers[prefix].setdefault(seat, []).append(what.removeprefix(prefix))
             else:
                 duties[seat].append(what)
-    for seat, ids in offers.items():
-        duties[seat].append(("answer offers " if len(ids) > 1 else prefix) + ", ".join(ids))
+    for prefix, by_seat in offers.items():
+        verb = "answer" if prefix == ANSWER else "choose for"
+        for seat, ids in by_seat.items():
+            duties[seat].append(f"{verb} offer{'s' if len(ids) > 1 else ''} {', '.join(ids)}")
     return {seat: ", ".join(phrases) for seat, phrases in duties.items()}
+
+
+ANSWER, CHOOSE = "answer offer ", "choose a taker for offer "  # as protocol.rules.waiting_for
 
 
 # --- Events, refusals, chat, errors, questions -----------------------------------------------
