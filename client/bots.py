@@ -51,6 +51,7 @@ from protocol.rules import (
     bids_on,
     legal_actions,
     new_game,
+    promised,
 )
 from protocol.steps import apply_step
 
@@ -353,12 +354,17 @@ class GreedyBot(Strategy):
 
     def _ask_for_face_up(self, state: State, seat: int, hand: Hand) -> MakeOffer | None:
         """Ask the active player for a face-up card that grows a field, offering the hand card
-        that is the biggest burden."""
+        that is the biggest burden (of those not promised to a bid)."""
         fields = state.players[seat].fields
         wanted = [c for c in state.face_up if planting_gain(fields, c) > 0.4]
         if not wanted:
             return None
-        held = [(h.slot, hand[h.slot]) for h in state.players[seat].hand if h.slot in hand]
+        tied = promised(state, seat)
+        held = [
+            (h.slot, hand[h.slot])
+            for h in state.players[seat].hand
+            if h.slot in hand and h.slot not in tied
+        ]
         if not held:
             return None
         burden = min(held, key=lambda sc: planting_gain(fields, sc[1]))
