@@ -13,7 +13,12 @@ is passed to `legal_actions` as `hand`.
 
 The engine never picks a card or a field on a player's behalf. Transitions that need nobody's
 decision (the end of step 1 after a second planting, the end of step 3, the step-4 draw, the next
-turn, the final scoring) happen inside `apply`.
+turn, the final scoring) happen inside `apply`; in a lockstep step the table's draws wait until
+every move of the step is in (`hold_draws`, `DrawForTable`: protocol.steps).
+
+Trading (docs/trading.md): an offer to one player is traded when that player accepts; an offer
+to everyone gathers bids (`Bid`) and its maker takes one (`Take`) or none. Cards in open offers
+and standing bids are promised to them (`promised`) and go into no other deal.
 """
 
 from __future__ import annotations
