@@ -316,10 +316,10 @@ def test_the_maker_sees_its_takers_and_a_bidder_whom_it_waits_for():
         "Bob and Cat take offer 1: take 1 bob or take 1 cat; withdraw 1 lets them lapse."
     )
     assert plain(render_toolbar(ann)).split("\n")[1:] == [
-        "Waiting: you: trade, or end trading, choose for offer 1; Dan: answer offer 1",
         "Offer 1: 2 takers",
+        "Waiting: you: trade, or end trading, choose for offer 1; Dan: answer offer 1",
     ]
-    assert plain(render_toolbar(bob)).split("\n")[2] == (
+    assert plain(render_toolbar(bob)).split("\n")[1] == (
         "Your bid on offer 1: waiting for Ann to choose"
     )
     assert "You may: e · w 1 · take 1 bob · take 1 cat" in plain(render_hints(ann))

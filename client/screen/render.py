@@ -495,7 +495,8 @@ def toolbar_proof_warning(proof_rounds: int) -> str | None:
 
 def render_toolbar(view: PlayerView, width: int = WIDTH) -> FormattedText:
     """Two lines: the turn, step, deck and my coins; then whom the game waits for and for
-    what (or who won)."""
+    what (or who won). Between them, while trades wait on a choice, my offers' takers and my
+    bids ("Offer 7: 2 takers · your bid on offer 9: waiting for Ann to choose")."""
     state = view.state
     end = state.setup.exhaustions_to_end
     turn = "your turn" if state.active == view.seat else f"{view.names[state.active]}'s turn"
@@ -519,8 +520,8 @@ def render_toolbar(view: PlayerView, width: int = WIDTH) -> FormattedText:
         waiting = [("class:title", label), *_waiting_cell(view, width - len(label))]
     lines = [_cut(status, width)[0], waiting]
     bids = _bids_words(view)
-    if bids:
-        lines.append([("class:hint", _clip(bids, width).rstrip())])
+    if bids:  # above: the last line stays whom the game waits for
+        lines.insert(1, [("class:hint", _clip(bids, width).rstrip())])
     return _lines(lines)
 
 
