@@ -8,14 +8,15 @@ p = 0.01), how many mirror sets played as one game renamed, and how many wins we
 shared win counts 1/k to each of its k winners). `--independent` plays a fresh deal and start
 player each game instead. One process, so one core: run it under `nice -n 10`.
 
-The full run of issue 14 (2,000 four-player and 1,000 six-player games) is the default;
-`--games 40 20` is a quick look.
+The full run of issue 14 (2,000 four-player and 1,000 six-player games; mirror games come in
+whole sets, so 1,002 of six players) is the default; `--games 40 24` is a quick look.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import math
 import time
 
 from client.fairness import SeatTally, independent_games, mirror_games
@@ -81,7 +82,7 @@ def main() -> None:
         if args.independent:
             tally = independent_games(players, games, seed)
         else:
-            tally = mirror_games(players, max(1, games // players), seed)
+            tally = mirror_games(players, max(1, math.ceil(games / players)), seed)
         summary[f"k{players}"] = report(players, tally, time.perf_counter() - started, mode)
     if args.json:
         print(json.dumps(summary))
