@@ -139,8 +139,7 @@ def assert_played_by_typing(terminal: PipeTerminal, typist: Typist) -> None:
         rf"withdraw {offer} lets them lapse\.$"
     )
     assert terminal.saw(rf"^You took {second}'s bid on offer {offer}: ")
-    assert terminal.saw(r"^Your bid on offer \d+ lapsed\.$")
-    assert terminal.saw(r"^Bot\d took bot\d's bid on offer \d+: ")
+    assert terminal.saw(r"^Bot\d took bot\d's bid on offer (\d+): .* Your bid on offer \1 lapsed\.")
     assert terminal.saw(r"^You harvested field \d")
     assert terminal.saw(r"^You planted \w+ in field \d")
     assert terminal.saw(r"Type a number, or another command\.$")

@@ -10,8 +10,8 @@ happened, so that a test sees every kind of exchange:
   values more than the face-up card it asks for,
 - it accepts a bot's offer or gift, and plants what it received,
 - it gives a face-up card to a bot that can use it,
-- as the active player it gives a face-up card that both bots can use to everyone, waits for
-  both to take it and takes the second taker (`take 7 bot2`),
+- as the active player it gives a card that both bots can use (face up, or from its hand) to
+  everyone, waits for both to take it and takes the second taker (`take 7 bot2`),
 - it bids on a bot's offer to everyone until a bot takes another player's bid instead,
 - it types the short form of a move where that asks a question (`harvest`, `accept 7`,
   `plant`) and answers with the choice's number.
@@ -56,6 +56,7 @@ from protocol.rules import (
     accepters,
     bids_on,
     legal_actions,
+    promised,
     waiting_for,
 )
 
@@ -265,9 +266,9 @@ class Typist:
         """A move it makes whenever it can until it has happened once."""
         return (
             self._take_the_second_taker(view)
+            or self._answer_bot_offer(view)
             or self._give_to_everyone(view)
             or self._bid_on_bot_offer(view)
-            or self._answer_bot_offer(view)
             or self._offer_to_active_bot(view)
             or self._give_face_up_card(view)
         )
@@ -276,7 +277,7 @@ class Typist:
         return [o for o in view.state.offers if o.maker == view.seat and o.to is None]
 
     def _give_to_everyone(self, view: PlayerView) -> Line | None:
-        """As the active player, a face-up card every bot can plant, to everyone."""
+        """As the active player, a face-up or hand card every bot can plant, to everyone."""
         state, me = view.state, view.seat
         if (
             "took the second of two takers" in self.seen
@@ -286,9 +287,14 @@ class Typist:
         ):
             return None
         others = [p for seat, p in enumerate(state.players) if seat != me]
-        for position, card in enumerate(state.face_up, 1):
+        # Hand cards first: the bots ask for the face-up ones.
+        cards = [(f"#{n}", card) for n, _, card in view.my_cards() if card is not None]
+        cards += [(f"face {n}", card) for n, card in enumerate(state.face_up, 1)]
+        for words, card in cards:
             if all(planting_gain(player.fields, card) > 0 for player in others):
-                return _checked(f"gift all face {position}", view)
+                line = _checked(f"gift all {words}", view)
+                if line is not None:
+                    return line
         return None
 
     def _awaiting_second_taker(self, view: PlayerView) -> bool:
@@ -323,26 +329,31 @@ class Typist:
         return None
 
     def _answer_bot_offer(self, view: PlayerView) -> Line | None:
-        """Counter a bot's offer (the bot gets what it asked for, so it accepts), or accept."""
+        """Accept a bot's offer, or counter one (the bot gets what it asked for, so it
+        accepts). Accepting comes first: a counter promises the face-up card the bot asked
+        for, and then the bot's own offer for it can no longer be accepted."""
         state, me = view.state, view.seat
         offers = {offer.id: offer for offer in state.offers}
-        for accept in legal_actions(state, me, view.hand):
-            if not isinstance(accept, Accept) or accept.offer in self._countered:
-                continue
+        accepts = [
+            a
+            for a in legal_actions(state, me, view.hand)
+            if isinstance(a, Accept) and a.offer not in self._countered
+            and offers[a.offer].to is not None  # a trade, not a bid
+        ]  # fmt: skip
+        if accepts and "bot offer accepted" not in self.seen:
+            return self._line_for(view, [accepts[0]])
+        for accept in accepts:
             offer = offers[accept.offer]
-            if offer.to is None:
-                continue  # a bid, not a trade
             if "offer accepted by a bot" not in self.seen and _counterable(offer, view):
                 self._countered.add(offer.id)
                 faces = " ".join(f"face {state.face_up.index(c) + 1}" for c in offer.want_cards)
                 return _checked(f"counter {offer.id} give {faces}", view)
-            if "bot offer accepted" not in self.seen:
-                return self._line_for(view, [accept])
         return None
 
     def _offer_to_active_bot(self, view: PlayerView) -> Line | None:
         """A hand card for a face-up card, which the active bot values more than what it
-        gives (client.bots.GreedyBot weighs offers with `planting_gain`)."""
+        gives (client.bots.GreedyBot weighs offers with `planting_gain`), and has not
+        promised to an offer of its own."""
         state, me, active = view.state, view.seat, view.state.active
         if (
             "offer accepted by a bot" in self.seen
@@ -352,7 +363,10 @@ class Typist:
         ):
             return None
         fields = state.players[active].fields
+        tied = promised(state, active)
         for face, wanted in enumerate(state.face_up, 1):
+            if wanted in tied:
+                continue
             for position, _, card in view.my_cards():
                 if (
                     card is not None
