@@ -17,8 +17,10 @@ What a step carries is fixed by the shared state, so every seat can tell what ea
 - at the end: the final state hash and the seed, then the audit.
 
 A seat whose message breaks this, whose keys do not open what it claims, or whose own actions
-the rules forbid is a cheat: `play` raises `Cheat` naming it. An action that was legal but is
-spoiled by an earlier seat's in the same step is refused alike everywhere (`StepReport`).
+the rules forbid is a cheat: `play` raises `Cheat` naming it. The actions of a step are applied
+by protocol.steps, where a rule of the game (never a seat number, never the order of arrival)
+decides between moves that meet; the few it refuses are refused alike everywhere
+(`StepReport`).
 """
 
 from __future__ import annotations
@@ -63,7 +65,14 @@ from protocol.rules import (
     new_game,
     state_hash,
 )
-from protocol.steps import Applied, ForbiddenAction, Refusal, apply_step, check_own_actions
+from protocol.steps import (
+    Applied,
+    ForbiddenAction,
+    Refusal,
+    apply_step,
+    check_own_actions,
+    in_step_order,
+)
 
 LOCKSTEP_VERSION = 1
 
@@ -391,9 +400,9 @@ class Lockstep:
     def _opened_by(self, seat: int, actions: Sequence[Action]) -> list[tuple[Slot, Card]]:
         assert self.rules is not None
         state, opened = self.rules, []
-        for action in actions:
+        for action in in_step_order(state, seat, actions):
             opened += hand_cards_opened(state, seat, action)
-            state = apply(state, seat, action)
+            state = apply(state, seat, action, hold_draws=True)
         return opened
 
     def _plays(self, seat: int, actions: Sequence[Action]) -> set[Opening]:

@@ -61,6 +61,7 @@ from protocol.rules import (
     Reject,
     RuleError,
     State,
+    Take,
     Withdraw,
     apply,
     legal_actions,
@@ -474,9 +475,51 @@ def test_reject_and_withdraw_by_number_all_or_the_only_one():
     assert submitted(game, 2, "r") == (Reject(1),)
     assert submitted(game, 0, "w all") == (Withdraw(1), Withdraw(2))
     assert submitted(game, 0, "withdraw 2") == (Withdraw(2),)
-    assert refused(game, 1, "w 1") == "offer 1 is not yours to withdraw"
+    assert refused(game, 1, "w 1") == "offer 1 is not yours to withdraw, and you have no bid on it"
     assert refused(game, 1, "r x") == "reject takes offer numbers (or all)"
-    assert refused(game, 3, "w") == "you have no open offers"
+    assert refused(game, 3, "w") == "you have no open offers or bids"
+
+
+def gift_with_takers() -> Game:
+    """Ann gives the face-up soy to everyone; Bob and Cat take it: two bids wait for her."""
+    game = trading()
+    game = game.do(0, MakeOffer(None, give_face_up=(game.state.face_up[0],)))
+    return game.do(1, Accept(1)).do(2, Accept(1))
+
+
+def test_take_names_the_offer_and_the_taker_by_name_or_seat():
+    game = gift_with_takers()
+    assert submitted(game, 0, "take 1 bob") == (Take(1, 1),)
+    assert submitted(game, 0, "take 1 3") == (Take(1, 2),)
+    assert submitted(game, 0, "take 1 ca") == (Take(1, 2),)
+    question = asked(game, 0, "take 1")
+    assert question.prompt == "Take whose bid on offer 1?"
+    assert [(c.label, c.command) for c in question.choices] == [
+        ("Bob", "take 1 bob"), ("Cat", "take 1 cat"),
+    ]  # fmt: skip
+    assert [c.command for c in asked(game, 0, "take").choices] == ["take 1 bob", "take 1 cat"]
+
+
+def test_take_what_cannot_be_taken_says_why():
+    game = gift_with_takers()
+    assert refused(game, 0, "take 1 dan") == "Dan has no bid on offer 1"
+    assert refused(game, 0, "take 1 all") == "take one player's bid; the others lapse with it"
+    assert refused(game, 1, "take 1 cat") == (
+        "offer 1 is not yours; only its maker takes a bid on it"
+    )
+    assert refused(game, 0, "take 4 bob") == "there is no open offer 4"
+    assert refused(trading(), 0, "take") == ("nobody has taken an offer of yours to everyone yet")
+
+
+def test_a_bidder_withdraws_its_bid_and_bids_are_answered_in_one_step_only_once():
+    game = gift_with_takers()
+    assert submitted(game, 1, "w 1") == (Withdraw(1),)
+    assert submitted(game, 1, "withdraw all") == (Withdraw(1),)
+    assert refused(game, 1, "a 1") == "you have bid on offer 1; withdraw your bid to take it back"
+    assert refused(game, 0, "w 1; g bob face 1") == (
+        "the soy card (face up) is promised in your offer 1; withdraw that first "
+        "(a withdrawal counts from the next step on)"
+    )
 
 
 def test_an_answer_is_checked_again_against_the_state_when_it_comes():
@@ -493,13 +536,14 @@ def test_an_answer_is_checked_again_against_the_state_when_it_comes():
 
 
 def planting_kept_cards() -> Game:
-    """Ann ended trading and keeps the face-up soy and chili; her fields: chili 3, empty."""
+    """Ann ended trading and keeps the face-up soy and chili (to plant in card order: chili,
+    soy); her fields: chili 3, empty."""
     return trading().do(0, EndTrading())
 
 
 def test_plant_pending_cards_in_a_chosen_order_into_chosen_fields():
     game = planting_kept_cards()
-    soy, chili = game.state.players[0].pending
+    chili, soy = game.state.players[0].pending
     assert submitted(game, 0, "p chili 1 soy 2") == (PlantPending(chili, 0), PlantPending(soy, 1))
     assert submitted(game, 0, "plant soy 2; plant chili 1") == (
         PlantPending(soy, 1),
@@ -509,7 +553,7 @@ def test_plant_pending_cards_in_a_chosen_order_into_chosen_fields():
 
 def test_plant_pending_without_a_field_plants_where_only_one_fits_and_asks_otherwise():
     game = planting_kept_cards()
-    soy, _ = game.state.players[0].pending
+    _, soy = game.state.players[0].pending
     assert submitted(game, 0, "p soy") == (PlantPending(soy, 1),)
     question = asked(game, 0, "p chili")
     assert [c.command for c in question.choices] == ["plant chili 1", "plant chili 2"]
@@ -520,17 +564,19 @@ def test_plant_pending_with_several_beans_asks_which_card_and_where():
     question = asked(game, 0, "p")
     assert question.prompt == "Plant which card, and where?"
     assert [(c.label, c.command) for c in question.choices] == [
-        ("soy in field 2 (empty)", "plant soy 2"),
         ("chili in field 1 (chili 3)", "plant chili 1"),
         ("chili in field 2 (empty)", "plant chili 2"),
+        ("soy in field 2 (empty)", "plant soy 2"),
     ]
 
 
 def test_plant_pending_with_several_beans_and_a_field_needs_the_bean_named():
     game = planting_kept_cards()
-    # The example is one the rules allow: soy does not fit field 1.
-    assert refused(game, 0, "p 1") == "say which card: you have soy, chili to plant (plant soy 2)"
-    assert refused(game, 0, "p red 1") == "you have no red to plant; you have soy, chili"
+    # The example is one the rules allow (soy would not fit field 1).
+    assert refused(game, 0, "p 1") == (
+        "say which card: you have chili, soy to plant (plant chili 1)"
+    )
+    assert refused(game, 0, "p red 1") == "you have no red to plant; you have chili, soy"
     assert refused(game, 0, "p soy 1") == (
         "field 1 holds chili; soy needs an empty field or a soy field; it fits field 2"
     )
@@ -672,7 +718,8 @@ def texts(game: Game | None, seat: int, text: str) -> list[str]:
 
 def test_complete_command_names_by_prefix_even_before_a_game():
     assert texts(None, 0, "") == [
-        "plant", "harvest", "buy", "offer", "gift", "counter", "accept", "reject", "withdraw",
+        "plant", "harvest", "buy", "offer", "gift", "counter", "accept", "take", "reject",
+        "withdraw",
         "end", "table", "hand", "log", "who", "help", "say", "leave",
     ]  # fmt: skip
     assert texts(None, 0, "ha") == ["harvest", "hand"]
@@ -699,7 +746,7 @@ def test_complete_harvest_offers_the_fields_that_may_be_harvested_with_their_pay
 
 def test_complete_plant_in_step_3_offers_beans_then_the_fields_they_fit():
     game = planting_kept_cards()
-    assert completions(game, 0, "p ") == [("soy", "1 to plant"), ("chili", "1 to plant")]
+    assert completions(game, 0, "p ") == [("chili", "1 to plant"), ("soy", "1 to plant")]
     assert texts(game, 0, "p chili ") == ["1", "2"]
     assert texts(game, 0, "p soy ") == ["2"]
     assert texts(game, 0, "p soy 2 ") == ["chili", "1"]  # one bean left: its fields too
@@ -739,6 +786,14 @@ def test_complete_reject_withdraw_and_counter_offer_numbers():
     assert texts(game, 1, "w ") == []
     assert texts(game, 1, "c ") == ["1"]
     assert texts(game, 1, "c 1 ") == ["give", "want"]
+
+
+def test_complete_take_offers_with_takers_then_the_takers():
+    game = gift_with_takers()
+    assert completions(game, 0, "take ") == [("1", "you: soy for nothing")]
+    assert completions(game, 0, "take 1 ") == [("bob", "Bob"), ("cat", "Cat")]
+    assert texts(game, 1, "take ") == []
+    assert texts(game, 1, "w ") == ["1", "all"]
 
 
 def test_complete_nothing_inside_a_chat_line():

@@ -127,6 +127,13 @@ def assert_played_by_typing(terminal: PipeTerminal, typist: Typist) -> None:
     assert terminal.saw(r"^Bot\d accepted offer \d+ from you: [^.]* for [^.]*\.")
     assert terminal.saw(r"^Bot\d accepted offer \d+ from you: [^.]* as a gift\.")
     assert terminal.saw(r"^You accepted offer \d+ from bot\d: ")
+    offer, second = typist.took or (0, "")
+    assert terminal.saw(
+        rf"^Bot\d and bot\d take offer {offer}: take {offer} bot\d or take {offer} {second}; "
+        rf"withdraw {offer} lets them lapse\.$"
+    )
+    assert terminal.saw(rf"^You took {second}'s bid on offer {offer}: ")
+    assert terminal.saw(r"^Bot\d took bot\d's bid on offer (\d+): .* Your bid on offer \1 lapsed\.")
     assert terminal.saw(r"^You harvested field \d")
     assert terminal.saw(r"^You planted \w+ in field \d")
     assert terminal.saw(r"Type a number, or another command\.$")
@@ -142,7 +149,9 @@ def assert_ended_agreed(terminal: PipeTerminal) -> None:
 @pytest_twisted.ensureDeferred
 async def test_a_whole_game_typed_at_the_prompt_against_two_bots(keyboard: PipeInput) -> None:
     """`bean-client play`'s seat: trades both ways, a gift, harvests, traded cards planted,
-    questions answered by number, to an agreed end with the audit passed."""
+    questions answered by number; an offer to everyone that both bots take, the second taker
+    taken; a bid on a bot's offer to everyone that the bot does not choose; to an agreed end
+    with the audit passed."""
     lobby = await start_lobby()
     bots = bot_processes(lobby.port, 3, 2)
     terminal = PipeTerminal(keyboard)

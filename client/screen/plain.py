@@ -38,6 +38,7 @@ from client.screen.render import (
     render_help,
     render_hints,
     render_refusal,
+    render_takers,
     render_toolbar,
 )
 from client.story import GameStory, Sale
@@ -236,7 +237,7 @@ class PlainLooks:
             lines.append(
                 f"{turn}: {said}" if seat is None else f"{turn}, {_who(view, seat)}: {said}"
             )
-        lines += [f"{turn}: {sentence}" for sentence in consequences(view, action, after)]
+        lines += [f"{turn}: {sentence}" for sentence in consequences(view, seat, action, after)]
         return lines_of(lines)
 
     def refusal(
@@ -250,6 +251,10 @@ class PlainLooks:
 
     def notice(self, text: str) -> FormattedText:
         return lines_of([f"notice: {text}"])
+
+    def takers(self, view: PlayerView, offer_id: int) -> FormattedText:
+        text = to_plain_text(render_takers(view, offer_id, UNWRAPPED))
+        return lines_of([f"takers: {text}"])
 
     def presence(self, news: PresenceNews, names: Sequence[str]) -> FormattedText:
         label = "back" if news.here else "away"

@@ -14,7 +14,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import NamedTuple
 
 from protocol.cards import Bean, Card, bean_of
-from protocol.rules import Action, Offer, Player, RuleError, Slot, State, apply
+from protocol.rules import Action, Offer, Player, RuleError, Slot, State
+from protocol.steps import apply_own
 
 
 class PlayerView(NamedTuple):
@@ -42,12 +43,10 @@ class PlayerView(NamedTuple):
             return "everyone"
         return "you" if seat == self.seat else self.names[seat]
 
-    def after(self, actions: Iterable[Action]) -> PlayerView:
-        """This view once my actions are applied in order, or RuleError (a dry run)."""
-        state = self.state
-        for action in actions:
-            state = apply(state, self.seat, action)
-        return self._replace(state=state)
+    def after(self, actions: Sequence[Action]) -> PlayerView:
+        """This view once my actions are applied as one step of mine would apply them (offers
+        first, withdrawals last: protocol.steps), or RuleError (a dry run)."""
+        return self._replace(state=apply_own(self.state, self.seat, actions))
 
     def readable(self, error: RuleError | str) -> str:
         """A rule's sentence with seat numbers turned into names and card ids into beans."""

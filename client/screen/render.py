@@ -47,8 +47,10 @@ from protocol.rules import (
     Reject,
     RevealFaceUp,
     State,
+    Take,
     Withdraw,
     accepters,
+    bids_on,
     harvest_value,
     legal_actions,
     offer_options,
@@ -337,10 +339,16 @@ def _offer_cells(view: PlayerView, offer: Offer) -> list[Cell]:
     cells += [[("", "gives")], *gives] if gives else [[("", "gives nothing")]]
     cells[-1] = [*cells[-1], ("", ";")]
     cells += [[("", "wants")], *wants] if wants else [[("", "a gift")]]
+    bidders = [bid.bidder for bid in bids_on(state, offer.id)]
     if offer.maker == view.seat:
         cells.append([("class:muted", "(yours)")])
+    elif view.seat in bidders:
+        cells.append([("class:hint", f"(your bid stands: {view.who(offer.maker)} chooses)")])
     elif view.seat in accepters(state, offer):
         cells.append([("class:hint", "open to you")])
+    if bidders:
+        names = join_words([view.who(seat) for seat in bidders])
+        cells += _words(f"takers: {names}")
     return cells
 
 
@@ -421,6 +429,11 @@ def _hint_rows(view: PlayerView, width: int) -> list[Cell]:
         fields = [f"{a.field + 1} ({field_words(view.me.fields[a.field])})" for a in plants]
         fits = f"fits field {join_words(fields, 'or')}" if fields else "fits no field now"
         rows += _paragraph(f"Your front {bean_of(front)} {fits}.", width, "class:hint")
+    for offer in state.offers:
+        if any(bid.bidder == view.seat for bid in bids_on(state, offer.id)):
+            maker = view.who(offer.maker)
+            text = f"Your bid on offer {offer.id} stands: waiting for {maker} to choose."
+            rows += _paragraph(text, width, "class:hint")
     harvests = [a.field for a in legal if isinstance(a, Harvest)]
     if harvests:
         pays = [f"field {i + 1}: {_coins(harvest_value(state, view.seat, i))}" for i in harvests]
@@ -491,7 +504,8 @@ def toolbar_proof_warning(proof_rounds: int) -> str | None:
 
 def render_toolbar(view: PlayerView, width: int = WIDTH) -> FormattedText:
     """Two lines: the turn, step, deck and my coins; then whom the game waits for and for
-    what (or who won)."""
+    what (or who won). Between them, while trades wait on a choice, my offers' takers and my
+    bids ("Offer 7: 2 takers · your bid on offer 9: waiting for Ann to choose")."""
     state = view.state
     end = state.setup.exhaustions_to_end
     turn = "your turn" if state.active == view.seat else f"{view.names[state.active]}'s turn"
@@ -513,7 +527,38 @@ def render_toolbar(view: PlayerView, width: int = WIDTH) -> FormattedText:
     else:
         label = "Waiting: "
         waiting = [("class:title", label), *_waiting_cell(view, width - len(label))]
-    return _lines([_cut(status, width)[0], waiting])
+    lines = [_cut(status, width)[0], waiting]
+    bids = _bids_words(view)
+    if bids:  # above: the last line stays whom the game waits for
+        lines.insert(1, [("class:hint", _clip(bids, width).rstrip())])
+    return _lines(lines)
+
+
+def _bids_words(view: PlayerView) -> str:
+    """My offers' takers ("Offer 7: 2 takers") and my own bids ("your bid on offer 9: waiting
+    for Ann to choose"), for the toolbar."""
+    state = view.state
+    parts = []
+    for offer in state.offers:
+        bids = bids_on(state, offer.id)
+        if offer.maker == view.seat and bids:
+            parts.append(f"offer {offer.id}: {len(bids)} taker{'s' if len(bids) > 1 else ''}")
+        elif any(bid.bidder == view.seat for bid in bids):
+            maker = view.who(offer.maker)
+            parts.append(f"your bid on offer {offer.id}: waiting for {maker} to choose")
+    return _capital(" · ".join(parts))
+
+
+def render_takers(view: PlayerView, offer_id: int, width: int = WIDTH) -> FormattedText:
+    """For the maker of an offer to everyone: who takes it and the line that takes each one
+    ("Bob and cy take offer 7: take 7 bob or take 7 cy; withdraw 7 lets them lapse.")."""
+    bids = bids_on(view.state, offer_id)
+    names = _capital(join_words([view.who(bid.bidder) for bid in bids]))
+    verb = "takes" if len(bids) == 1 else "take"
+    commands = join_words([command_for(Take(offer_id, bid.bidder), view) for bid in bids], "or")
+    lapse = "it lapse" if len(bids) == 1 else "them lapse"
+    text = f"{names} {verb} offer {offer_id}: {commands}; withdraw {offer_id} lets {lapse}."
+    return _lines(_paragraph(text, width, "class:hint"))
 
 
 def _waiting_cell(view: PlayerView, room: int) -> Cell:
@@ -561,18 +606,23 @@ def _duties_by_seat(waiting: dict[str, list[int]]) -> dict[int, str]:
     """Each waited-for seat's duties in one phrase, its offers to answer merged ("trade, or
     end trading, answer offers 20, 21")."""
     duties: dict[int, list[str]] = {}
-    offers: dict[int, list[str]] = {}
-    prefix = "answer offer "
+    offers: dict[str, dict[int, list[str]]] = {ANSWER: {}, CHOOSE: {}}
     for what, seats in waiting.items():
         for seat in seats:
             duties.setdefault(seat, [])
-            if what.startswith(prefix):
-                offers.setdefault(seat, []).append(what.removeprefix(prefix))
+            prefix = next((p for p in offers if what.startswith(p)), None)
+            if prefix is not None:
+                offers[prefix].setdefault(seat, []).append(what.removeprefix(prefix))
             else:
                 duties[seat].append(what)
-    for seat, ids in offers.items():
-        duties[seat].append(("answer offers " if len(ids) > 1 else prefix) + ", ".join(ids))
+    for prefix, by_seat in offers.items():
+        verb = "answer" if prefix == ANSWER else "choose for"
+        for seat, ids in by_seat.items():
+            duties[seat].append(f"{verb} offer{'s' if len(ids) > 1 else ''} {', '.join(ids)}")
     return {seat: ", ".join(phrases) for seat, phrases in duties.items()}
+
+
+ANSWER, CHOOSE = "answer offer ", "choose a taker for offer "  # as protocol.rules.waiting_for
 
 
 # --- Events, refusals, chat, errors, questions -----------------------------------------------
@@ -593,7 +643,7 @@ def render_event(
     view = PlayerView(before, me, {}, names)
     sentence = _action_sentence(view, seat, action, after)
     lines = _paragraph(sentence, width) if sentence else []
-    for consequence in consequences(view, action, after):
+    for consequence in consequences(view, seat, action, after):
         lines += _paragraph(consequence, width, "class:muted")
     return _lines(lines)
 
@@ -633,10 +683,21 @@ def action_phrase(view: PlayerView, seat: int | None, action: Action, after: Sta
     if isinstance(action, Accept):
         offer = next(o for o in before.offers if o.id == action.offer)
         terms = offer_terms(view, offer)
-        return f"accepted offer {offer.id} from {view.who(offer.maker)}: {terms}"
+        maker = view.who(offer.maker)
+        if offer.to is not None:
+            return f"accepted offer {offer.id} from {maker}: {terms}"
+        waiting = f". Waiting for {maker} to choose" if seat == view.seat else ""
+        return f"bid on offer {offer.id} from {maker}: {terms}{waiting}"
+    if isinstance(action, Take):
+        offer = next(o for o in before.offers if o.id == action.offer)
+        terms = offer_terms(view, offer)
+        return f"took {_whose(view, action.bidder)} bid on offer {offer.id}: {terms}"
     if isinstance(action, Reject):
         return f"rejected offer {action.offer}"
     if isinstance(action, Withdraw):
+        offer = next(o for o in before.offers if o.id == action.offer)
+        if offer.maker != seat:
+            return f"withdrew {'your' if seat == view.seat else 'the'} bid on offer {offer.id}"
         return f"withdrew offer {action.offer}"
     if isinstance(action, EndTrading):
         kept = (
@@ -656,13 +717,25 @@ def offer_terms(view: PlayerView, offer: Offer) -> str:
     return f"{gives} for {wants}" if wants else f"{gives} as a gift"
 
 
-def consequences(view: PlayerView, action: Action, after: State) -> list[str]:
+def _whose(view: PlayerView, seat: int) -> str:
+    return "your" if seat == view.seat else f"{view.names[seat]}'s"
+
+
+def consequences(view: PlayerView, seat: int | None, action: Action, after: State) -> list[str]:
     before = view.state
     said: list[str] = []
-    answered = {action.offer} if isinstance(action, Accept | Reject | Withdraw) else set()
+    answered = {action.offer} if isinstance(action, Accept | Reject | Withdraw | Take) else set()
     if after.phase is Phase.TRADE:
         lapsed = {o.id for o in before.offers} - {o.id for o in after.offers} - answered
         said += [f"Offer {number} lapsed: nobody can accept it now." for number in sorted(lapsed)]
+    done = set()  # the bid taken, or withdrawn by its bidder, says so itself
+    if isinstance(action, Take):
+        done.add((action.offer, action.bidder))
+    elif isinstance(action, Withdraw) and seat is not None:
+        done.add((action.offer, seat))
+    for bid in before.bids:
+        if bid not in after.bids and (bid.offer, bid.bidder) not in done:
+            said.append(f"{_capital(_whose(view, bid.bidder))} bid on offer {bid.offer} lapsed.")
     if after.exhaustions > before.exhaustions:
         end = after.setup.exhaustions_to_end
         reshuffled = (
@@ -702,6 +775,8 @@ def render_refusal(
     action = refusal.action
     if isinstance(action, Accept | Reject | Withdraw):
         verb = f"{type(action).__name__.lower()} offer {action.offer}"
+    elif isinstance(action, Take):
+        verb = f"take a bid on offer {action.offer}"
     else:
         verb = _VERBS.get(type(action), "do that")
     who = _capital(view.who(refusal.seat))

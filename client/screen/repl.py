@@ -62,6 +62,7 @@ from client.screen.render import (
     render_refusal,
     render_table,
     render_table_code,
+    render_takers,
     render_toolbar,
     render_who,
     show,
@@ -81,7 +82,7 @@ from client.story import GameStory
 from protocol.identity import Identity
 from protocol.lockstep import StepReport
 from protocol.messages import GameStart, RoomOptions
-from protocol.rules import Action, RuleError, State
+from protocol.rules import Action, RuleError, State, bids_on
 from protocol.steps import Refusal
 from protocol.table import MIN_PROOF_ROUNDS
 
@@ -212,6 +213,9 @@ class RichLooks:
 
     notice = error
 
+    def takers(self, view: PlayerView, offer_id: int) -> FormattedText:
+        return render_takers(view, offer_id)
+
     def presence(self, news: PresenceNews, names: Sequence[str]) -> FormattedText:
         if not news.here:
             return render_error(news.sentence)
@@ -271,6 +275,7 @@ class HumanPlayer(Player):
         self.story = GameStory()
         self._dealt = False
         self.on_finish: Callable[[], None] = lambda: None
+        self._takers: dict[int, list[int]] = {}  # my offers to everyone: the takers last shown
 
     def view(self, game: PeerGame) -> PlayerView | None:
         snapshot = game.view
@@ -299,6 +304,7 @@ class HumanPlayer(Player):
         for refusal in report.refusals:
             if rules is not None and refusal.seat == me:  # others' are their own business
                 self._print(looks.refusal(refusal, rules, names, me))
+        self._show_takers(game)
         if report.dealt:  # cards of mine opened to me: the deal's, or those I drew
             view = self.view(game)
             if view is not None:
@@ -306,6 +312,22 @@ class HumanPlayer(Player):
                     self.terminal.show(text)
                 self._dealt = True
         self.refresh()
+
+    def _show_takers(self, game: PeerGame) -> None:
+        """The takers of my offers to everyone, each time they change, with the lines that
+        take them."""
+        view = self.view(game)
+        if view is None:
+            return
+        takers = {
+            offer.id: [bid.bidder for bid in bids_on(view.state, offer.id)]
+            for offer in view.state.offers
+            if offer.maker == view.seat
+        }
+        for offer_id, seats in takers.items():
+            if seats and seats != self._takers.get(offer_id):
+                self._print(self.looks.takers(view, offer_id))
+        self._takers = takers
 
     def notice(self, game: PeerGame, text: str) -> None:
         self._print(self.looks.notice(text))
