@@ -7,8 +7,8 @@ It joins the lobby the way the REPL does (client.session: open the peer port, ma
 the roster (client.screen.repl.play_roster) at a GameScreen whose keyboard is a prompt_toolkit pipe,
 typed into by tests/typist.py: every move is a command line the REPL parses, checks and
 submits. At the end it prints one JSON line about the REPL (`{"typed": ..., "seen": ...,
-"last_shown": ...}`) and then, as its last line, the JSON summary `bean-client bot --json`
-prints (client.summary.summarize). Exit status: 0 when the game ended with every peer agreeing and
+"outcome": [the line that said how the game ended]}`) and then, as its last line, the JSON
+summary `bean-client bot --json` prints (client.summary.summarize). Exit status: 0 when the game ended with every peer agreeing and
 the audit passing, else 1.
 """
 
@@ -55,7 +55,8 @@ async def play(reactor: Any, args: argparse.Namespace) -> int:
     finally:
         await listener.stop()
     printed = screen.terminal.printed
-    repl = {"typed": len(typist.typed), "seen": sorted(typist.seen), "last_shown": printed[-1]}
+    said = [text for text in printed if text.lstrip().startswith("Game over.")]
+    repl = {"typed": len(typist.typed), "seen": sorted(typist.seen), "outcome": said[-1:]}
     print(json.dumps(repl), flush=True)
     summary = summarize(screen.game, outcome)
     print(json.dumps(summary), flush=True)
