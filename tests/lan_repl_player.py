@@ -8,8 +8,8 @@ the roster (client.screen.repl.play_roster) at a GameScreen whose keyboard is a 
 typed into by tests/typist.py: every move is a command line the REPL parses, checks and
 submits. At the end it prints one JSON line about the REPL (`{"typed": ..., "seen": ...,
 "outcome": [the line that said how the game ended]}`) and then, as its last line, the JSON
-summary `bean-client bot --json` prints (client.summary.summarize). Exit status: 0 when the game ended with every peer agreeing and
-the audit passing, else 1.
+summary `bean-client bot --json` prints (client.summary.summarize). Exit status: 0 when the
+game ended with every peer agreeing and the audit passing, else 1.
 """
 
 from __future__ import annotations
