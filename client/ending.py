@@ -34,23 +34,28 @@ def mask_of(seats: set[int] | frozenset[int] | tuple[int, ...]) -> int:
 
 @dataclass
 class EndVotes:
-    """The verified votes of the step being played: each seat's latest."""
+    """The verified votes of the step being played: each seat's latest, and every vote seen
+    (a seat that keeps changing its vote gets each one relayed once, never again)."""
 
     players: int
     step: int = -1
     votes: dict[int, EndVote] = field(default_factory=dict)
+    seen: set[tuple[int, int]] = field(default_factory=set)  # (seat, gone) of this step
 
     def at(self, step: int) -> None:
         """The step being played is `step`: votes for another step lapse."""
         if step != self.step:
-            self.step, self.votes = step, {}
+            self.step, self.votes, self.seen = step, {}, set()
 
     def add(self, vote: EndVote) -> bool:
-        """Keep a verified vote of the current step; False if it was held already."""
-        if vote.step != self.step or self.votes.get(vote.seat) == vote:
+        """Keep a verified vote of the current step as its seat's latest; True the first
+        time this vote is seen (to be relayed), False after."""
+        if vote.step != self.step:
             return False
         self.votes[vote.seat] = vote
-        return True
+        new = (vote.seat, vote.gone) not in self.seen
+        self.seen.add((vote.seat, vote.gone))
+        return new
 
     def unanimous(self, gone: int) -> tuple[EndVote, ...] | None:
         """Every present seat's vote to end without `gone`, if all are held."""

@@ -488,8 +488,7 @@ class PeerGame(MeshHandler):
         self._votes.at(self.step)
         if self._votes.votes.get(vote.seat) == vote or not self._verified_or_cut(link, vote):
             return
-        self._votes.add(vote)
-        if link == vote.seat:
+        if self._votes.add(vote) and link == vote.seat:
             self.mesh.broadcast(vote, skip=(vote.seat,))
         self._end_if_unanimous()
         self._follow_if_stuck()  # a vote that ended the game without this seat, most signed

@@ -13,7 +13,15 @@ from client.game import ANSWER_INTERVAL, CHAT_BURST, CHAT_PER_SECOND, PeerGame, 
 from client.gamefile import GameFileWriter
 from protocol.identity import Identity
 from protocol.messages import GameStart, Message, RoomOptions, Seat
-from protocol.peer_messages import MAX_STEP, Heartbeat, PeerChat, StepBody, StepFrame, sign
+from protocol.peer_messages import (
+    MAX_STEP,
+    EndVote,
+    Heartbeat,
+    PeerChat,
+    StepBody,
+    StepFrame,
+    sign,
+)
 from protocol.table import AgreedTable
 
 PLAYERS = 4
@@ -178,3 +186,15 @@ def test_another_version_of_the_step_just_played_is_equivocation(tmp_path):
     assert game.ending is not None and game.ending.cheat is not None
     assert game.ending.cheat.seat == 3 and "equivocation" in game.ending.cheat.reason
     assert {frame for frame in game.ending.evidence} == {one.frame, other.frame}
+
+
+def test_a_seat_that_keeps_changing_its_vote_gets_each_vote_relayed_once(tmp_path):
+    game, mesh, _, identities = a_game(tmp_path)
+    played_steps(game, 5)
+    votes = [sign(identities[1], EndVote(game.game_id, 5, 1, gone)) for gone in (0b100, 0b1000)]
+    for _ in range(500):
+        for vote in votes:
+            game.received(1, vote)
+    relayed = [message for _, message in mesh.sent if isinstance(message, EndVote)]
+    assert sorted(vote.gone for vote in relayed) == [0b100, 0b100, 0b1000, 0b1000]  # 2 others
+    assert game.ending is None
