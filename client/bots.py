@@ -6,14 +6,18 @@ seat, and returns the actions it takes now (often none). The lockstep asks it af
 - `RandomBot`: uniform over the legal actions (protocol.random_play), for fuzzing whole games.
 - `GreedyBot`: plants and harvests for value, buys the third field while it still pays, and
   makes, accepts and rejects offers and gifts by what they add to its fields.
+- `PlannerBot` (client.planner, the default): plans its plantings and trades by the coins
+  they are likely to bring, from the cards still unseen.
 """
 
 from __future__ import annotations
 
 import secrets
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from client.planner import PlannerBot
+from client.strategy import Hand, Strategy
 from protocol.cards import BEANOMETER, Bean, Card, bean_of, coins
 from protocol.kdf import Stream
 from protocol.open_table import OpenTable
@@ -31,7 +35,6 @@ from protocol.rules import (
     Plant,
     PlantPending,
     Reject,
-    Slot,
     State,
     accepters,
     apply,
@@ -39,17 +42,6 @@ from protocol.rules import (
     new_game,
 )
 from protocol.steps import apply_step
-
-Hand = Mapping[Slot, Card]
-
-
-class Strategy:
-    """What a bot does now. `decide` returns actions applied in order within one step."""
-
-    name = "strategy"
-
-    def decide(self, state: State, seat: int, hand: Hand) -> list[Action]:
-        raise NotImplementedError
 
 
 class RandomBot(Strategy):
@@ -214,12 +206,8 @@ class GreedyBot(Strategy):
                 if offer is not None:
                     self._offers_made += 1
                     return [offer]
-            if (
-                any(o.maker == seat for o in state.offers)
-                and self._offers_made < 2 * self.max_offers_per_turn
-            ):
-                self._offers_made += 1
-                return []  # give the others a step to answer
+            if any(o.maker == seat for o in state.offers):
+                return []  # waiting for answers (stop_waiting ends trading if none come)
             return [EndTrading()]
         if self._offers_made < 1:
             offer = self._ask_for_face_up(state, seat, hand)
@@ -291,12 +279,16 @@ class GreedyBot(Strategy):
 # --- Whole games in memory -------------------------------------------------------------------
 
 
-STRATEGIES = ("greedy", "random")  # the names `--strategy` takes
+STRATEGIES = ("planner", "greedy", "random")  # the names `--strategy` takes, default first
 
 
 def strategy_named(name: str) -> Strategy:
     """A fresh strategy for the name a command line gives."""
-    strategies: dict[str, type[Strategy]] = {"greedy": GreedyBot, "random": RandomBot}
+    strategies: dict[str, type[Strategy]] = {
+        "planner": PlannerBot,
+        "greedy": GreedyBot,
+        "random": RandomBot,
+    }
     return strategies[name]()
 
 
@@ -331,7 +323,14 @@ def play_local_game(
         }
         moves = {seat: actions for seat, actions in chosen.items() if actions}
         if not moves:
-            idle += 1  # strategies waiting for an answer are asked again, as a timer would
+            # Everyone waits: the answers are not coming (in a network game, after a while).
+            moves = {
+                seat: actions
+                for seat, strategy in enumerate(strategies)
+                if (actions := strategy.stop_waiting(state, seat, table.hand(state, seat)))
+            }
+        if not moves:
+            idle += 1  # strategies that act by chance are asked again, as a timer would
             if idle > max_idle_rounds:
                 raise Stalled(f"nobody acts at turn {state.turn}, {state.phase}")
             continue

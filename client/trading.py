@@ -1,0 +1,248 @@
+"""The planner's trading: which offers to make, which to accept, and which taker to choose, all
+by what the cards are worth to its farm (client.farm) and what they would give the other side.
+
+A card it holds is worth giving away when its farm is worth more without it: a face-up card
+that fits no field, or a hand card that would force a harvest when it reaches the front. A card
+is worth asking for when its farm is worth more with it. What another seat gains is judged from
+what that seat shows (its fields and cards to plant), and a trade that helps a rival more than
+it helps the planter is weighed down by `envy`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+from client.farm import EMPTY, Holding, index_of, outlook, plan_planting
+from protocol.cards import CARDS_OF, Bean, Card
+from protocol.rules import (
+    Accept,
+    Action,
+    EndTrading,
+    MakeOffer,
+    Offer,
+    Reject,
+    RuleError,
+    Slot,
+    State,
+    accepters,
+    apply,
+    legal_actions,
+)
+
+WANT = 0.3  # a card is asked for when it adds at least this many expected coins
+UNWANTED = 0.05  # a card is offered away when the farm is worth this much more without it
+
+
+@dataclass
+class Trader:
+    """One seat's trading memory: what it offered and answered this turn."""
+
+    envy: float = 0.35  # weight of a rival's gain against the planter's own
+    margin: float = 0.05  # the least gain for which it takes a trade
+    offers_per_turn: int = 8
+    _turn: int = -1
+    _made: set[tuple[object, ...]] = field(default_factory=set)
+    _answered: set[int] = field(default_factory=set)
+    _considered: tuple[object, ...] = ()
+
+    def trade(
+        self, state: State, seat: int, hand: Mapping[Slot, Card], farm: Holding
+    ) -> list[Action]:
+        if state.turn != self._turn:
+            self._turn, self._made, self._answered = state.turn, set(), set()
+        answers = self._answer(state, seat, hand, farm)
+        if answers:
+            return answers
+        offers = self._offers(state, seat, farm)
+        if offers:
+            return offers
+        if seat != state.active:
+            return []
+        if any(o.maker == seat for o in state.offers):
+            return []  # waiting for answers (stop_waiting ends it when they do not come)
+        return [EndTrading()]
+
+    # --- Values ------------------------------------------------------------------------------
+
+    @staticmethod
+    def _worth(
+        state: State,
+        seat: int,
+        farm: Holding,
+        received: Sequence[Card] = (),
+        given_hand: frozenset[Slot] = frozenset(),
+        given_face_up: Sequence[Card] = (),
+    ) -> float:
+        """The farm's worth after a trade: the active player also plants the face-up cards
+        it keeps."""
+        kept = [c for c in state.face_up if c not in given_face_up] if seat == state.active else []
+        return farm.worth((*kept, *received), given_hand)
+
+    @staticmethod
+    def _rival_gain(
+        state: State, seat: int, hand: Mapping[Slot, Card], cards: Sequence[Card]
+    ) -> float:
+        """What `seat` gains by planting `cards`, judged from what it shows."""
+        if not cards:
+            return 0.0
+        player = state.players[seat]
+        fields = tuple((index_of(f[0]), len(f)) if f else (EMPTY, 0) for f in player.fields)
+        pending = [index_of(c) for c in player.pending]
+        if seat == state.active:
+            pending += [index_of(c) for c in state.face_up if c not in cards]
+        out = outlook(state, seat, hand)
+        before = plan_planting(fields, pending, (), out).value
+        after = plan_planting(fields, pending + [index_of(c) for c in cards], (), out).value
+        return after - before
+
+    # --- Answering offers ----------------------------------------------------------------------
+
+    def _answer(
+        self, state: State, seat: int, hand: Mapping[Slot, Card], farm: Holding
+    ) -> list[Action]:
+        for offer in state.offers:
+            if offer.id in self._answered or seat not in accepters(state, offer):
+                continue
+            self._answered.add(offer.id)
+            best = self._best_acceptance(state, seat, hand, farm, offer)
+            return [best] if best is not None else [Reject(offer.id)]
+        return []
+
+    def _best_acceptance(
+        self, state: State, seat: int, hand: Mapping[Slot, Card], farm: Holding, offer: Offer
+    ) -> Accept | None:
+        maker = state.players[offer.maker]
+        opened = {h.slot: h.card for h in maker.hand if h.card is not None}
+        received = [opened[s] for s in offer.give_hand if s in opened]
+        received += offer.give_face_up
+        mine = {card: slot for slot, card in farm.hand}
+        base = self._worth(state, seat, farm)
+        best, best_score = None, self.margin
+        for choice in legal_actions(state, seat, hand):
+            if not isinstance(choice, Accept) or choice.offer != offer.id:
+                continue
+            given_cards = [card for _, card in choice.give_hand] + list(offer.want_cards)
+            given_slots = frozenset(
+                [slot for slot, _ in choice.give_hand]
+                + [mine[c] for c in offer.want_cards if c in mine]
+            )
+            given_face_up = [c for c in offer.want_cards if c in state.face_up]
+            gain = self._worth(state, seat, farm, received, given_slots, given_face_up) - base
+            score = gain - self.envy * self._rival_gain(state, offer.maker, hand, given_cards)
+            if score > best_score:
+                best, best_score = choice, score
+        return best
+
+    # --- Making offers -------------------------------------------------------------------------
+
+    def _offers(self, state: State, seat: int, farm: Holding) -> list[Action]:
+        """New offers, thought out again only when something this seat may offer changed."""
+        if len(self._made) >= self.offers_per_turn:
+            return []
+        situation = (
+            farm.fields,
+            farm.hand,
+            farm.pending,
+            state.face_up,
+            tuple(o.id for o in state.offers),
+        )
+        if situation == self._considered:
+            return []
+        self._considered = situation
+        base = self._worth(state, seat, farm)
+        open_cards = {c for o in state.offers if o.maker == seat for c in o.give_face_up}
+        open_slots = {s for o in state.offers if o.maker == seat for s in o.give_hand}
+        unwanted: list[tuple[float, tuple[tuple[Slot, Card], ...], tuple[Card, ...]]] = []
+        if seat == state.active:
+            for card in state.face_up:
+                if card not in open_cards:
+                    gain = self._worth(state, seat, farm, given_face_up=[card]) - base
+                    if gain > UNWANTED:
+                        unwanted.append((gain, (), (card,)))
+        for slot, card in farm.hand:
+            if slot not in open_slots:
+                gain = self._worth(state, seat, farm, given_hand=frozenset([slot])) - base
+                if gain > UNWANTED:
+                    unwanted.append((gain, ((slot, card),), ()))
+        unwanted.sort(key=lambda u: -u[0])
+        if seat == state.active:
+            wanted = self._wanted_beans(state, seat, farm, base)
+            candidates = self._active_offers(state, seat, unwanted, wanted)
+        else:
+            candidates = self._offers_to_active(state, seat, farm, base, unwanted)
+        made: list[Action] = []
+        for offer in candidates:
+            signature = (
+                offer.to,
+                offer.give_hand,
+                offer.give_face_up,
+                offer.want_cards,
+                offer.want_beans,
+            )
+            if signature in self._made or len(self._made) >= self.offers_per_turn:
+                continue
+            try:
+                apply(state, seat, offer)
+            except RuleError:
+                continue
+            self._made.add(signature)
+            made.append(offer)
+        return made
+
+    def _wanted_beans(self, state: State, seat: int, farm: Holding, base: float) -> list[Bean]:
+        """Beans worth asking for, most wanted first."""
+        gains = []
+        for bean in state.setup.beans:
+            card = CARDS_OF[bean][0]
+            gain = self._worth(state, seat, farm, received=[card]) - base
+            if gain > WANT:
+                gains.append((gain, bean))
+        return [bean for _, bean in sorted(gains, key=lambda g: -g[0])]
+
+    def _active_offers(
+        self,
+        state: State,
+        seat: int,
+        unwanted: list[tuple[float, tuple[tuple[Slot, Card], ...], tuple[Card, ...]]],
+        wanted: list[Bean],
+    ) -> list[MakeOffer]:
+        """The active player's offers to everyone: first its unwanted cards for a bean it
+        wants, then, once those are answered, as gifts; and a wanted bean for nothing."""
+        offers = []
+        waiting = any(o.maker == seat for o in state.offers)
+        for _, give_hand, give_face_up in unwanted[:3]:
+            for bean in wanted[:1]:
+                offers.append(MakeOffer(None, give_hand, give_face_up, want_beans=((bean, 1),)))
+            if not waiting:
+                offers.append(MakeOffer(None, give_hand, give_face_up))
+        for bean in wanted[:2]:
+            offers.append(MakeOffer(None, want_beans=((bean, 1),)))
+        return offers
+
+    def _offers_to_active(
+        self,
+        state: State,
+        seat: int,
+        farm: Holding,
+        base: float,
+        unwanted: list[tuple[float, tuple[tuple[Slot, Card], ...], tuple[Card, ...]]],
+    ) -> list[MakeOffer]:
+        """Ask the active player for face-up cards that grow a field (for nothing, or for a
+        hand card this seat would rather lose); give it hand cards that block this seat and
+        that it can plant."""
+        active = state.active
+        offers = []
+        blockers = [u[1] for u in unwanted if u[1]]
+        for card in state.face_up:
+            gain = self._worth(state, seat, farm, received=[card]) - base
+            if gain > WANT:
+                offers.append(MakeOffer(active, want_cards=(card,)))
+                for give in blockers[:1]:
+                    offers.append(MakeOffer(active, give_hand=give, want_cards=(card,)))
+        fields = state.players[active].fields
+        for give in blockers[:2]:
+            bean = index_of(give[0][1])
+            if any(not f or index_of(f[0]) == bean for f in fields):
+                offers.append(MakeOffer(active, give_hand=give))
+        return offers
