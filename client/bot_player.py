@@ -1,5 +1,9 @@
-"""A bot at a seat: a strategy (client.bots) asked after every step, and again while the game
-waits for it, knowing only what its seat knows (the driver's view)."""
+"""A bot at a seat: a strategy (client.strategy) asked after every step, and again while the
+game waits for it, knowing only what its seat knows (the driver's view).
+
+A bot waiting for answers (a person thinking over its gift or its offer) waits as long as the
+room's turn clock allows (the clock then makes the seat's default moves, as for anyone), or,
+in a room without one, `answers_within` seconds: then the strategy's `stop_waiting` moves."""
 
 from __future__ import annotations
 
@@ -7,20 +11,32 @@ from typing import Any
 
 from twisted.logger import Logger
 
-from client.bots import Strategy
 from client.game import Outcome, PeerGame, Player
+from client.strategy import Strategy
+from client.turn_clock import blocking_duty
 from protocol.lockstep import StepReport
-from protocol.rules import RuleError, waiting_for
+from protocol.rules import Action, RuleError, waiting_for
 
 log = Logger()
 
+PATIENT_SECONDS = 90.0  # how long a bot waits for answers in a room without a turn clock
+
 
 class BotPlayer(Player):
-    def __init__(self, reactor: Any, strategy: Strategy, patience: float = 1.0) -> None:
+    def __init__(
+        self,
+        reactor: Any,
+        strategy: Strategy,
+        patience: float = 1.0,
+        answers_within: float = PATIENT_SECONDS,
+    ) -> None:
+        """`patience`: how often a bot the game waits for is asked again."""
         self.reactor = reactor
         self.strategy = strategy
         self.patience = patience
+        self.answers_within = answers_within
         self._timer: Any = None
+        self._waiting: tuple[str, float] | None = None  # (the duty it holds up, since when)
 
     def may_act(self, game: PeerGame) -> None:
         self._decide(game)
@@ -33,24 +49,46 @@ class BotPlayer(Player):
 
     def _decide(self, game: PeerGame) -> None:
         """Act if the strategy wants to; if the game waits for this seat and it does not,
-        ask again later (a bot waiting for answers to its offers gives up in the end)."""
+        ask again later."""
         self._cancel()
         view = game.view
         if game.outcome is not None or view.rules is None or game.queued:
             return
         actions = self.strategy.decide(view.rules, view.seat, view.hand)
+        if not actions:
+            actions = self._waited_long_enough(game)
         if actions:
-            try:
-                game.submit(actions)
-            except RuleError as error:  # a strategy bug; the game goes on without the move
-                log.warn(
-                    "{bot} chose a move the rules refuse: {error}",
-                    bot=self.strategy.name,
-                    error=error,
-                )
+            self._submit(game, actions)
             return
         if any(seat == view.seat for seat, _ in waiting_for(view.rules)):
             self._timer = self.reactor.callLater(self.patience, self._poll, game)
+
+    def _waited_long_enough(self, game: PeerGame) -> list[Action]:
+        """The strategy's moves for answers that are not coming, once this seat has held up
+        the game for `answers_within` seconds (in a room with a turn clock, never: the clock
+        decides)."""
+        view = game.view
+        assert view.rules is not None
+        duty = blocking_duty(view.rules, view.seat)
+        now = self.reactor.seconds()
+        if duty is None:
+            self._waiting = None
+            return []
+        if self._waiting is None or self._waiting[0] != duty:
+            self._waiting = (duty, now)
+        if game.turn_seconds > 0 or now - self._waiting[1] < self.answers_within:
+            return []
+        return self.strategy.stop_waiting(view.rules, view.seat, view.hand)
+
+    def _submit(self, game: PeerGame, actions: list[Action]) -> None:
+        try:
+            game.submit(actions)
+        except RuleError as error:  # a strategy bug; the game goes on without the move
+            log.warn(
+                "{bot} chose a move the rules refuse: {error}",
+                bot=self.strategy.name,
+                error=error,
+            )
 
     def _poll(self, game: PeerGame) -> None:
         self._timer = None

@@ -167,7 +167,9 @@ class Trader:
                     unwanted.append((gain, ((slot, card),), ()))
         unwanted.sort(key=lambda u: -u[0])
         if seat == state.active:
-            wanted = self._wanted_beans(state, seat, farm, base)
+            leaving = {c for o in state.offers if o.maker == seat for c in o.give_face_up}
+            leaving.update(c for _, _, cards in unwanted for c in cards)
+            wanted = self._wanted_beans(state, seat, farm, sorted(leaving))
             candidates = self._active_offers(state, seat, unwanted, wanted)
         else:
             candidates = self._offers_to_active(state, seat, farm, base, unwanted)
@@ -190,12 +192,16 @@ class Trader:
             made.append(offer)
         return made
 
-    def _wanted_beans(self, state: State, seat: int, farm: Holding, base: float) -> list[Bean]:
-        """Beans worth asking for, most wanted first."""
+    def _wanted_beans(
+        self, state: State, seat: int, farm: Holding, leaving: Sequence[Card]
+    ) -> list[Bean]:
+        """Beans worth asking for, most wanted first, once the face-up cards it is giving
+        away have gone."""
+        base = self._worth(state, seat, farm, given_face_up=leaving)
         gains = []
         for bean in state.setup.beans:
             card = CARDS_OF[bean][0]
-            gain = self._worth(state, seat, farm, received=[card]) - base
+            gain = self._worth(state, seat, farm, [card], given_face_up=leaving) - base
             if gain > WANT:
                 gains.append((gain, bean))
         return [bean for _, bean in sorted(gains, key=lambda g: -g[0])]
