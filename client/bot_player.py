@@ -1,9 +1,12 @@
 """A bot at a seat: a strategy (client.strategy) asked after every step, and again while the
 game waits for it, knowing only what its seat knows (the driver's view).
 
-A bot waiting for answers (a person thinking over its gift or its offer) waits as long as the
-room's turn clock allows (the clock then makes the seat's default moves, as for anyone), or,
-in a room without one, `answers_within` seconds: then the strategy's `stop_waiting` moves."""
+A bot that holds up the game while it waits for answers to its offers (a person thinking over
+its gift or its offer) waits as long as the room's turn clock allows (the clock then makes the
+seat's default moves, as for anyone) or, in a room without one, `answers_within` seconds; one
+that waits with no offer of its own open (an active player giving the others a moment to make
+offers for its face-up cards) waits `offers_within` seconds. Then its strategy's
+`stop_waiting` moves are made."""
 
 from __future__ import annotations
 
@@ -20,6 +23,7 @@ from protocol.rules import Action, RuleError, waiting_for
 log = Logger()
 
 PATIENT_SECONDS = 90.0  # how long a bot waits for answers in a room without a turn clock
+A_MOMENT = 1.0  # how long an active bot with nothing more to do waits for others' offers
 
 
 class BotPlayer(Player):
@@ -29,12 +33,14 @@ class BotPlayer(Player):
         strategy: Strategy,
         patience: float = 1.0,
         answers_within: float = PATIENT_SECONDS,
+        offers_within: float = A_MOMENT,
     ) -> None:
         """`patience`: how often a bot the game waits for is asked again."""
         self.reactor = reactor
         self.strategy = strategy
         self.patience = patience
         self.answers_within = answers_within
+        self.offers_within = offers_within
         self._timer: Any = None
         self._waiting: tuple[str, float] | None = None  # (the duty it holds up, since when)
 
@@ -64,9 +70,8 @@ class BotPlayer(Player):
             self._timer = self.reactor.callLater(self.patience, self._poll, game)
 
     def _waited_long_enough(self, game: PeerGame) -> list[Action]:
-        """The strategy's moves for answers that are not coming, once this seat has held up
-        the game for `answers_within` seconds (in a room with a turn clock, never: the clock
-        decides)."""
+        """The strategy's moves for answers or offers that are not coming, once this seat has
+        held up the game long enough since it last acted."""
         view = game.view
         assert view.rules is not None
         duty = blocking_duty(view.rules, view.seat)
@@ -76,11 +81,18 @@ class BotPlayer(Player):
             return []
         if self._waiting is None or self._waiting[0] != duty:
             self._waiting = (duty, now)
-        if game.turn_seconds > 0 or now - self._waiting[1] < self.answers_within:
+        if any(offer.maker == view.seat for offer in view.rules.offers):
+            if game.turn_seconds > 0:
+                return []  # the room's clock decides how long a person may think
+            limit = self.answers_within
+        else:
+            limit = self.offers_within
+        if now - self._waiting[1] < limit:
             return []
         return self.strategy.stop_waiting(view.rules, view.seat, view.hand)
 
     def _submit(self, game: PeerGame, actions: list[Action]) -> None:
+        self._waiting = None  # a wait is counted from the bot's last move
         try:
             game.submit(actions)
         except RuleError as error:  # a strategy bug; the game goes on without the move

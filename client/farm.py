@@ -16,11 +16,14 @@ now. Everything works on bean indexes (positions in `protocol.cards.BEANS`) for 
 from __future__ import annotations
 
 import math
+from bisect import bisect_right
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
+from itertools import accumulate
 
 from protocol.cards import BEANOMETER, BEANS, Card, bean_of, coins
+from protocol.kdf import Stream
 from protocol.rules import Phase, SingletonRule, Slot, State
 
 EMPTY = -1  # the bean index of an empty field
@@ -49,7 +52,7 @@ class Tuning:
     front_per_turn: float = 1.4  # ... planted from the unknown part of the hand per own turn
     field_life: float = 2.5  # own turns a field lasts once the known hand is planted (2 fields)
     third_field_life: float = 4.0  # ... with three fields
-    slot_coins_per_turn: float = 0.3  # what a field slot earns per own turn in the long run
+    slot_coins_per_turn: float = 0.5  # what a field slot earns per own turn in the long run
     next_deck_share: float = 0.45  # of the cards still to draw, the share discarded by the next
 
 
@@ -64,6 +67,7 @@ class Outlook:
     own_turns: float  # this seat's turns still to come, after the current one
     turns_to_next: int  # turns until this seat is active again (0: it is active now)
     players: int
+    draw_count: int  # cards drawn into the hand at the end of a turn
     rule: SingletonRule
     tuning: Tuning = TUNING
 
@@ -125,7 +129,15 @@ def outlook(state: State, seat: int, hand: Mapping[Slot, Card], tuning: Tuning =
     own_turns = max(0.0, (turns_left - first) / players + 1.0) if turns_left >= first else 0.0
     if state.phase is Phase.OVER:
         own_turns = 0.0
-    return Outlook(odds, own_turns, turns_to_next, players, state.options.singleton_rule, tuning)
+    return Outlook(
+        odds,
+        own_turns,
+        turns_to_next,
+        players,
+        setup.draw_count,
+        state.options.singleton_rule,
+        tuning,
+    )
 
 
 @lru_cache(maxsize=1 << 16)
@@ -255,6 +267,78 @@ def farm_value(fields: Sequence[Field], queue: Sequence[int], out: Outlook) -> f
     return _Farm(fields, out).value(queue)
 
 
+# --- Determinized rollouts --------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Futures:
+    """Ways the rest of the game may go for one seat, each drawn from the odds of the unseen
+    cards: how many own turns it gets, then per turn its two face-up cards and the cards it
+    draws. One decision judges all its candidates on the same futures."""
+
+    turns: tuple[int, ...]
+    cards: tuple[tuple[int, ...], ...]
+
+
+def sample_futures(out: Outlook, samples: int, stream: Stream) -> Futures:
+    """`samples` futures, from a stream that knows nothing hidden (its seed is the bot's)."""
+    whole = int(out.own_turns)
+    per_turn = 2 + out.draw_count
+    length = per_turn * (whole + 1)
+    cdf = list(accumulate(out.odds))
+    scale = cdf[-1] / 65536 if cdf and cdf[-1] > 0 else 0.0
+    last = len(cdf) - 1
+    raw = stream.read(2 * samples * (length + 1))
+    numbers = [int.from_bytes(raw[i : i + 2], "big") for i in range(0, len(raw), 2)]
+    turns, cards = [], []
+    for s in range(samples):
+        row = numbers[s * (length + 1) : (s + 1) * (length + 1)]
+        turns.append(whole + (1 if row[0] / 65536 < out.own_turns - whole else 0))
+        cards.append(tuple(min(last, bisect_right(cdf, u * scale)) for u in row[1:]))
+    return Futures(tuple(turns), tuple(cards))
+
+
+def _played_out(
+    fields: Sequence[Field], queue: Sequence[int], out: Outlook, turns: int, cards: Sequence[int]
+) -> float:
+    """Coins one future brings: each own turn the front card (and the next one where it fits)
+    is planted, face-up cards are kept where they grow a field or fill an empty one (the
+    others given away), the drawn cards join the back of the hand; at the end every field is
+    sold."""
+    farm = _Farm(fields, out)
+    hand = list(queue)
+    front = 0
+    drawn = 0
+    for turn in range(turns):
+        left = turns - turn
+        if front < len(hand):
+            farm.plant(hand[front], left)
+            front += 1
+            if front < len(hand) and farm.fits(hand[front]):
+                farm.plant(hand[front], left)
+                front += 1
+        for card in cards[drawn : drawn + 2]:
+            if farm.fits(card):
+                farm.plant(card, left)
+        hand += cards[drawn + 2 : drawn + 2 + out.draw_count]
+        drawn += 2 + out.draw_count
+    return farm.earned + sum(
+        COINS[b][n] for b, n in zip(farm.beans, farm.cards, strict=True) if b != EMPTY
+    )
+
+
+def rollout_value(
+    fields: Sequence[Field], queue: Sequence[int], out: Outlook, futures: Futures
+) -> float:
+    """The mean coins of the fields over the futures: a search over what the unseen cards may
+    be, where `farm_value` counts them by their odds."""
+    total = sum(
+        _played_out(fields, queue, out, turns, cards)
+        for turns, cards in zip(futures.turns, futures.cards, strict=True)
+    )
+    return total / len(futures.turns) if futures.turns else 0.0
+
+
 @dataclass(frozen=True)
 class Planting:
     """How to plant cards that must be planted now: harvests (field index) and plantings
@@ -288,6 +372,35 @@ def ways_to_plant(
         after[place] = (bean, after[place][1] + count)
         steps += (("plant", bean, place),) * count
         yield steps, tuple(after), coins_now
+
+
+def planting_outcomes(
+    fields: Sequence[Field], cards: Sequence[int], rule: SingletonRule
+) -> dict[tuple[Field, ...], tuple[float, tuple[tuple[str, int, int], ...]]]:
+    """Every way planting `cards` now can leave the fields (the same search as
+    `plan_planting`): fields after -> (coins harvested, steps), the most coins for each."""
+    counts: dict[int, int] = {}
+    for bean in cards:
+        counts[bean] = counts.get(bean, 0) + 1
+    outcomes: dict[tuple[Field, ...], tuple[float, tuple[tuple[str, int, int], ...]]] = {}
+
+    def search(
+        now: tuple[Field, ...],
+        groups: tuple[tuple[int, int], ...],
+        earned: float,
+        done: tuple[tuple[str, int, int], ...],
+    ) -> None:
+        if not groups:
+            if now not in outcomes or outcomes[now][0] < earned:
+                outcomes[now] = (earned, done)
+            return
+        for g, (bean, count) in enumerate(groups):
+            rest = groups[:g] + groups[g + 1 :]
+            for steps, after, coins_now in ways_to_plant(now, bean, count, rule):
+                search(after, rest, earned + coins_now, done + steps)
+
+    search(tuple(fields), tuple(sorted(counts.items())), 0.0, ())
+    return outcomes
 
 
 def plan_planting(

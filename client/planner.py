@@ -9,6 +9,9 @@ among takers) lives in client.trading and uses the same values.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from dataclasses import dataclass
+
 from client.farm import (
     EMPTY,
     FULL,
@@ -20,11 +23,15 @@ from client.farm import (
     index_of,
     may_harvest,
     plan_planting,
+    planting_outcomes,
+    rollout_value,
+    sample_futures,
     ways_to_plant,
 )
 from client.strategy import Hand, Strategy, legal_prefix
 from client.trading import Trader
 from protocol.cards import Card
+from protocol.kdf import Stream
 from protocol.rules import (
     Action,
     BuyField,
@@ -37,13 +44,39 @@ from protocol.rules import (
 )
 
 
+@dataclass(frozen=True)
+class Option:
+    """One way to do what must be done now: its actions, the coins they harvest, and the
+    fields and hand they leave."""
+
+    actions: tuple[Action, ...]
+    earned: float
+    fields: tuple[Field, ...]
+    queue: tuple[int, ...]
+
+    def value(self, farm: Holding) -> float:
+        return self.earned + farm_value(self.fields, self.queue, farm.out)
+
+
 class PlannerBot(Strategy):
-    """Plans plantings, harvests, the third field and trades by their expected coins."""
+    """Plans plantings, harvests, the third field and trades by their expected coins.
+
+    With `rollouts` > 0, the best few ways to plant (by the farm's value) are judged again
+    by that many determinized futures of the unseen cards (client.farm.rollout_value)."""
 
     name = "planner"
 
-    def __init__(self, tuning: Tuning = TUNING) -> None:
+    def __init__(
+        self,
+        tuning: Tuning = TUNING,
+        rollouts: int = 0,
+        finalists: int = 4,
+        seed: bytes = b"planner's futures",
+    ) -> None:
         self.tuning = tuning
+        self.rollouts = rollouts
+        self.finalists = finalists
+        self.seed = seed
         self.trader = Trader()
 
     def decide(self, state: State, seat: int, hand: Hand) -> list[Action]:
@@ -60,6 +93,19 @@ class PlannerBot(Strategy):
         elif state.phase is Phase.PLANT_PENDING and farm.pending:
             actions = self._plant_pending(state, farm)
         return legal_prefix(state, seat, actions)
+
+    def _best(self, state: State, farm: Holding, options: Sequence[Option]) -> Option:
+        """The option worth most to the farm; with rollouts, the best few judged again on the
+        same futures (drawn from a stream seeded by the bot and what the table shows)."""
+        ranked = sorted(options, key=lambda option: -option.value(farm))
+        if self.rollouts <= 0 or len(ranked) == 1:
+            return ranked[0]
+        stream = Stream(self.seed, "futures", farm.seat, state.turn, state.phase.value)
+        futures = sample_futures(farm.out, self.rollouts, stream)
+        return max(
+            ranked[: self.finalists],
+            key=lambda o: o.earned + rollout_value(o.fields, o.queue, farm.out, futures),
+        )
 
     # --- At any time: a full field is sold, a third field bought when it pays -------------------
 
@@ -83,44 +129,52 @@ class PlannerBot(Strategy):
         if not farm.hand or state.planted >= 2:
             return []
         queue = farm.queue()
-        options: list[tuple[float, list[Action]]] = []
+        options: list[Option] = []
         if state.planted == 0:
-            first_card = farm.hand[0][1]
-            for earned, after, actions in _ways_to_plant(farm.fields, queue[0], first_card, farm):
-                options.append((earned + farm_value(after, queue[1:], farm.out), actions))
+            first = farm.hand[0][1]
+            for earned, after, actions in _ways_to_plant(farm.fields, queue[0], first, farm):
+                options.append(Option((*actions, EndPlanting()), earned, after, queue[1:]))
                 if len(farm.hand) > 1:
                     card = farm.hand[1][1]
                     for more, final, second in _ways_to_plant(after, queue[1], card, farm):
-                        value = earned + more + farm_value(final, queue[2:], farm.out)
-                        options.append((value, actions + second))
+                        both = (*actions, *second)
+                        options.append(Option(both, earned + more, final, queue[2:]))
         else:
-            options.append((farm_value(farm.fields, queue, farm.out), [EndPlanting()]))
+            options.append(Option((EndPlanting(),), 0.0, farm.fields, queue))
             card = farm.hand[0][1]
             for earned, after, second in _ways_to_plant(farm.fields, queue[0], card, farm):
-                options.append((earned + farm_value(after, queue[1:], farm.out), second))
-        if not options:
-            return []
-        value, actions = max(options, key=lambda option: option[0])
-        if state.planted + sum(isinstance(a, Plant) for a in actions) == 1:
-            actions = [*actions, EndPlanting()]
-        return actions
+                options.append(Option(tuple(second), earned, after, queue[1:]))
+        return list(self._best(state, farm, options).actions) if options else []
 
     # --- Step 3: the cards received or kept -----------------------------------------------------
 
     def _plant_pending(self, state: State, farm: Holding) -> list[Action]:
-        plan = plan_planting(
-            farm.fields, [index_of(c) for c in farm.pending], farm.queue(), farm.out
-        )
-        cards = {index_of(c): [] for c in farm.pending}  # type: dict[int, list[Card]]
-        for card in farm.pending:
-            cards[index_of(card)].append(card)
-        actions: list[Action] = []
-        for kind, first, second in plan.steps:
-            if kind == "harvest":
-                actions.append(Harvest(first))
-            else:
-                actions.append(PlantPending(cards[first].pop(), second))
-        return actions
+        queue = farm.queue()
+        pending = [index_of(c) for c in farm.pending]
+        if self.rollouts <= 0:
+            plan = plan_planting(farm.fields, pending, queue, farm.out)
+            return _pending_actions(farm, plan.steps)
+        options = [
+            Option(tuple(_pending_actions(farm, steps)), earned, fields, queue)
+            for fields, (earned, steps) in planting_outcomes(
+                farm.fields, pending, farm.out.rule
+            ).items()
+        ]
+        return list(self._best(state, farm, options).actions)
+
+
+def _pending_actions(farm: Holding, steps: Sequence[tuple[str, int, int]]) -> list[Action]:
+    """A planting plan's steps as actions on the seat's own cards to plant."""
+    cards: dict[int, list[Card]] = {}
+    for card in farm.pending:
+        cards.setdefault(index_of(card), []).append(card)
+    actions: list[Action] = []
+    for kind, first, second in steps:
+        if kind == "harvest":
+            actions.append(Harvest(first))
+        else:
+            actions.append(PlantPending(cards[first].pop(), second))
+    return actions
 
 
 def _ways_to_plant(

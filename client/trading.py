@@ -18,7 +18,6 @@ from protocol.cards import CARDS_OF, Bean, Card
 from protocol.rules import (
     Accept,
     Action,
-    EndTrading,
     MakeOffer,
     Offer,
     Reject,
@@ -40,7 +39,7 @@ class Trader:
 
     envy: float = 0.35  # weight of a rival's gain against the planter's own
     margin: float = 0.05  # the least gain for which it takes a trade
-    offers_per_turn: int = 8
+    offers_per_turn: int = 12
     _turn: int = -1
     _made: set[tuple[object, ...]] = field(default_factory=set)
     _answered: set[int] = field(default_factory=set)
@@ -57,11 +56,9 @@ class Trader:
         offers = self._offers(state, seat, farm)
         if offers:
             return offers
-        if seat != state.active:
-            return []
-        if any(o.maker == seat for o in state.offers):
-            return []  # waiting for answers (stop_waiting ends it when they do not come)
-        return [EndTrading()]
+        # The active player waits: for answers to its offers, and for the others' offers for
+        # its face-up cards; when they do not come, stop_waiting ends trading.
+        return []
 
     # --- Values ------------------------------------------------------------------------------
 
@@ -153,26 +150,27 @@ class Trader:
         base = self._worth(state, seat, farm)
         open_cards = {c for o in state.offers if o.maker == seat for c in o.give_face_up}
         open_slots = {s for o in state.offers if o.maker == seat for s in o.give_hand}
-        unwanted: list[tuple[float, tuple[tuple[Slot, Card], ...], tuple[Card, ...]]] = []
+        gains: list[tuple[float, tuple[tuple[Slot, Card], ...], tuple[Card, ...]]] = []
         if seat == state.active:
             for card in state.face_up:
                 if card not in open_cards:
                     gain = self._worth(state, seat, farm, given_face_up=[card]) - base
-                    if gain > UNWANTED:
-                        unwanted.append((gain, (), (card,)))
+                    gains.append((gain, (), (card,)))
         for slot, card in farm.hand:
             if slot not in open_slots:
                 gain = self._worth(state, seat, farm, given_hand=frozenset([slot])) - base
-                if gain > UNWANTED:
-                    unwanted.append((gain, ((slot, card),), ()))
-        unwanted.sort(key=lambda u: -u[0])
+                gains.append((gain, ((slot, card),), ()))
+        gains.sort(key=lambda u: -u[0])
+        unwanted = [g for g in gains if g[0] > UNWANTED]
+        # Hand cards it loses nothing by giving: to sweeten an offer for a card it wants.
+        spare = [g[1][0] for g in gains if g[1] and g[0] > -UNWANTED]
         if seat == state.active:
             leaving = {c for o in state.offers if o.maker == seat for c in o.give_face_up}
             leaving.update(c for _, _, cards in unwanted for c in cards)
             wanted = self._wanted_beans(state, seat, farm, sorted(leaving))
-            candidates = self._active_offers(state, seat, unwanted, wanted)
+            candidates = self._active_offers(state, seat, unwanted, wanted, spare)
         else:
-            candidates = self._offers_to_active(state, seat, farm, base, unwanted)
+            candidates = self._offers_to_active(state, seat, farm, base, unwanted, spare)
         made: list[Action] = []
         for offer in candidates:
             signature = (
@@ -212,18 +210,25 @@ class Trader:
         seat: int,
         unwanted: list[tuple[float, tuple[tuple[Slot, Card], ...], tuple[Card, ...]]],
         wanted: list[Bean],
+        spare: list[tuple[Slot, Card]],
     ) -> list[MakeOffer]:
-        """The active player's offers to everyone: first its unwanted cards for a bean it
-        wants, then, once those are answered, as gifts; and a wanted bean for nothing."""
+        """The active player's offers: its unwanted cards to everyone for the bean it wants
+        most, then (once those are answered) as gifts; to each other player, a card it can
+        spare that grows one of that player's fields for that bean, then that bean for
+        nothing (each may hold one it would rather lose); the next bean it wants from anyone."""
         offers = []
         waiting = any(o.maker == seat for o in state.offers)
+        best = [((bean, 1),) for bean in wanted[:1]]
         for _, give_hand, give_face_up in unwanted[:3]:
-            for bean in wanted[:1]:
-                offers.append(MakeOffer(None, give_hand, give_face_up, want_beans=((bean, 1),)))
+            offers += [MakeOffer(None, give_hand, give_face_up, want_beans=w) for w in best]
             if not waiting:
                 offers.append(MakeOffer(None, give_hand, give_face_up))
-        for bean in wanted[:2]:
-            offers.append(MakeOffer(None, want_beans=((bean, 1),)))
+        others = [other for other in range(len(state.players)) if other != seat]
+        for other in others:
+            liked = [c for c in spare if _grows(state, other, c[1])][:1]
+            offers += [MakeOffer(other, (give,), want_beans=w) for give in liked for w in best]
+        offers += [MakeOffer(other, want_beans=w) for other in others for w in best]
+        offers += [MakeOffer(None, want_beans=((bean, 1),)) for bean in wanted[1:2]]
         return offers
 
     def _offers_to_active(
@@ -233,22 +238,36 @@ class Trader:
         farm: Holding,
         base: float,
         unwanted: list[tuple[float, tuple[tuple[Slot, Card], ...], tuple[Card, ...]]],
+        spare: list[tuple[Slot, Card]],
     ) -> list[MakeOffer]:
-        """Ask the active player for face-up cards that grow a field (for nothing, or for a
-        hand card this seat would rather lose); give it hand cards that block this seat and
-        that it can plant."""
+        """Ask the active player for face-up cards that grow a field (for nothing, for a hand
+        card this seat would rather lose, or for one it can spare that grows a field of the
+        active player); give it hand cards that block this seat and that it can plant."""
         active = state.active
         offers = []
         blockers = [u[1] for u in unwanted if u[1]]
+        liked: list[tuple[tuple[Slot, Card], ...]] = [
+            (c,) for c in spare if _grows(state, active, c[1])
+        ]
         for card in state.face_up:
             gain = self._worth(state, seat, farm, received=[card]) - base
             if gain > WANT:
                 offers.append(MakeOffer(active, want_cards=(card,)))
-                for give in blockers[:1]:
+                for give in list(dict.fromkeys(blockers[:1] + liked[:1])):
                     offers.append(MakeOffer(active, give_hand=give, want_cards=(card,)))
-        fields = state.players[active].fields
         for give in blockers[:2]:
-            bean = index_of(give[0][1])
-            if any(not f or index_of(f[0]) == bean for f in fields):
+            if _fits(state, active, give[0][1]):
                 offers.append(MakeOffer(active, give_hand=give))
         return offers
+
+
+def _fits(state: State, seat: int, card: Card) -> bool:
+    """Whether the seat can plant the card without a harvest (from what it shows)."""
+    bean = index_of(card)
+    return any(not f or index_of(f[0]) == bean for f in state.players[seat].fields)
+
+
+def _grows(state: State, seat: int, card: Card) -> bool:
+    """Whether the card joins one of the seat's planted fields."""
+    bean = index_of(card)
+    return any(f and index_of(f[0]) == bean for f in state.players[seat].fields)

@@ -11,12 +11,21 @@ from dataclasses import dataclass, field
 import pytest
 from twisted.internet.task import Clock
 
-from client.bot_player import PATIENT_SECONDS, BotPlayer
+from client.bot_player import A_MOMENT, PATIENT_SECONDS, BotPlayer
 from client.bots import GreedyBot
 from client.planner import PlannerBot
 from client.strategy import Strategy
 from protocol.cards import Card
-from protocol.rules import Action, EndPlanting, EndTrading, Slot, State
+from protocol.rules import (
+    Action,
+    EndPlanting,
+    EndTrading,
+    Reject,
+    Slot,
+    State,
+    accepters,
+    apply,
+)
 from tests.rules_helpers import table
 
 
@@ -69,6 +78,22 @@ def test_a_bot_waits_a_patient_while_for_answers_then_ends_trading(strategy):
     assert game.submitted == []
     clock.pump([1.0] * 3)
     assert game.submitted == [[EndTrading()]]
+
+
+def test_with_nothing_more_to_trade_an_active_bot_gives_the_others_a_moment():
+    clock = Clock()
+    bot = BotPlayer(clock, PlannerBot())
+    game = waiting_for_an_answer(bot.strategy)
+    state = game.view.rules
+    for offer in state.offers:  # everyone says no
+        for seat in accepters(state, offer):
+            state = apply(state, seat, Reject(offer.id))
+    game.view = View(state, 0, game.view.hand)
+    assert not state.offers and bot.strategy.decide(state, 0, game.view.hand) == []
+    bot.may_act(game)
+    assert game.submitted == []
+    clock.pump([0.5] * 3)
+    assert game.submitted == [[EndTrading()]] and A_MOMENT <= 1.5
 
 
 def test_in_a_room_with_a_turn_clock_the_bot_waits_for_the_clock():
