@@ -44,12 +44,14 @@ class Trader:
     _made: set[tuple[object, ...]] = field(default_factory=set)
     _answered: set[int] = field(default_factory=set)
     _considered: tuple[object, ...] = ()
+    _wants: dict[tuple[object, ...], list[Bean]] = field(default_factory=dict)
 
     def trade(
         self, state: State, seat: int, hand: Mapping[Slot, Card], farm: Holding
     ) -> list[Action]:
         if state.turn != self._turn:
             self._turn, self._made, self._answered = state.turn, set(), set()
+            self._wants = {}
         answers = self._answer(state, seat, hand, farm)
         if answers:
             return answers
@@ -194,7 +196,15 @@ class Trader:
         self, state: State, seat: int, farm: Holding, leaving: Sequence[Card]
     ) -> list[Bean]:
         """Beans worth asking for, most wanted first, once the face-up cards it is giving
-        away have gone."""
+        away have gone (worked out once a turn for each farm)."""
+        key = (farm.fields, farm.hand, farm.pending, tuple(leaving), state.face_up)
+        if key not in self._wants:
+            self._wants[key] = self._beans_wanted(state, seat, farm, leaving)
+        return self._wants[key]
+
+    def _beans_wanted(
+        self, state: State, seat: int, farm: Holding, leaving: Sequence[Card]
+    ) -> list[Bean]:
         base = self._worth(state, seat, farm, given_face_up=leaving)
         gains = []
         for bean in state.setup.beans:
@@ -242,7 +252,8 @@ class Trader:
     ) -> list[MakeOffer]:
         """Ask the active player for face-up cards that grow a field (for nothing, for a hand
         card this seat would rather lose, or for one it can spare that grows a field of the
-        active player); give it hand cards that block this seat and that it can plant."""
+        active player); give it hand cards that block this seat and that it can plant; and ask
+        for the bean it wants most from the active player's hand."""
         active = state.active
         offers = []
         blockers = [u[1] for u in unwanted if u[1]]
@@ -258,6 +269,10 @@ class Trader:
         for give in blockers[:2]:
             if _fits(state, active, give[0][1]):
                 offers.append(MakeOffer(active, give_hand=give))
+        for bean in self._wanted_beans(state, seat, farm, ())[:1]:
+            want = ((bean, 1),)
+            offers += [MakeOffer(active, give, want_beans=want) for give in liked[:1]]
+            offers.append(MakeOffer(active, want_beans=want))
         return offers
 
 
