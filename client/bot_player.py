@@ -23,7 +23,7 @@ from protocol.rules import Action, RuleError, waiting_for
 log = Logger()
 
 PATIENT_SECONDS = 90.0  # how long a bot waits for answers in a room without a turn clock
-A_MOMENT = 1.0  # how long an active bot with nothing more to do waits for others' offers
+A_MOMENT = 0.3  # how long an active bot with nothing more to do waits for others' offers
 
 
 class BotPlayer(Player):
@@ -55,41 +55,41 @@ class BotPlayer(Player):
 
     def _decide(self, game: PeerGame) -> None:
         """Act if the strategy wants to; if the game waits for this seat and it does not,
-        ask again later."""
+        ask again later (at the latest when its wait is over)."""
         self._cancel()
         view = game.view
         if game.outcome is not None or view.rules is None or game.queued:
             return
         actions = self.strategy.decide(view.rules, view.seat, view.hand)
-        if not actions:
-            actions = self._waited_long_enough(game)
+        left = self._wait_left(game)
+        if not actions and left is not None and left <= 0:
+            actions = self.strategy.stop_waiting(view.rules, view.seat, view.hand)
         if actions:
             self._submit(game, actions)
             return
         if any(seat == view.seat for seat, _ in waiting_for(view.rules)):
-            self._timer = self.reactor.callLater(self.patience, self._poll, game)
+            delay = self.patience if left is None else min(self.patience, left)
+            self._timer = self.reactor.callLater(delay, self._poll, game)
 
-    def _waited_long_enough(self, game: PeerGame) -> list[Action]:
-        """The strategy's moves for answers or offers that are not coming, once this seat has
-        held up the game long enough since it last acted."""
+    def _wait_left(self, game: PeerGame) -> float | None:
+        """Seconds until this seat, holding up the game, has waited long enough since its last
+        move; None while it holds up nothing, or while the room's turn clock decides."""
         view = game.view
         assert view.rules is not None
         duty = blocking_duty(view.rules, view.seat)
         now = self.reactor.seconds()
         if duty is None:
             self._waiting = None
-            return []
+            return None
         if self._waiting is None or self._waiting[0] != duty:
             self._waiting = (duty, now)
         if any(offer.maker == view.seat for offer in view.rules.offers):
             if game.turn_seconds > 0:
-                return []  # the room's clock decides how long a person may think
+                return None  # the clock decides how long a person may think it over
             limit = self.answers_within
         else:
             limit = self.offers_within
-        if now - self._waiting[1] < limit:
-            return []
-        return self.strategy.stop_waiting(view.rules, view.seat, view.hand)
+        return self._waiting[1] + limit - now
 
     def _submit(self, game: PeerGame, actions: list[Action]) -> None:
         self._waiting = None  # a wait is counted from the bot's last move
