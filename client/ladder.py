@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 
@@ -22,6 +22,8 @@ from protocol.kdf import derive
 from protocol.rules import Action, State
 
 PLANNER, GREEDY, RANDOM = "planner", "greedy", "random"
+SEARCH = "planner+search"  # the planner with determinized rollouts (off in the default one)
+ROLLOUTS = 24
 
 
 @dataclass(frozen=True)
@@ -32,21 +34,27 @@ class Pairing:
     strategies: tuple[str, ...]
 
 
-def pairings(players: int) -> list[Pairing]:
+def pairings(players: int, search: bool = False) -> list[Pairing]:
     """The pairings that matter: the planner alone against greedy bots, a greedy bot alone
-    against random bots, and the planner in self-play."""
+    against random bots, and the planner in self-play; with `search`, also the planner with
+    rollouts alone against planners without (what the search is worth)."""
     others = players - 1
-    return [
+    chosen = [
         Pairing(f"{PLANNER} vs {others} {GREEDY}", (PLANNER,) + (GREEDY,) * others),
         Pairing(f"{GREEDY} vs {others} {RANDOM}", (GREEDY,) + (RANDOM,) * others),
         Pairing(f"{PLANNER} self-play", (PLANNER,) * players),
     ]
+    if search:
+        chosen.append(Pairing(f"{SEARCH} vs {others} {PLANNER}", (SEARCH,) + (PLANNER,) * others))
+    return chosen
 
 
 def make_strategy(name: str, seed: bytes) -> Strategy:
     """A fresh strategy; a random bot's choices replay from the seed."""
     if name == RANDOM:
         return RandomBot(seed)
+    if name == SEARCH:
+        return PlannerBot(rollouts=ROLLOUTS)
     kinds: dict[str, type[Strategy]] = {PLANNER: PlannerBot, GREEDY: GreedyBot}
     return kinds[name]()
 
@@ -226,14 +234,14 @@ def run_ladder(
     games: int,
     seed: bytes,
     workers: int = 1,
-    chosen: Callable[[int], list[Pairing]] = pairings,
+    search: bool = False,
     chunk: int = 20,
 ) -> list[PairingResult]:
     """Every pairing for every player count, `games` games each, on `workers` processes."""
     jobs = [
         (pairing, range(start, min(games, start + chunk)), seed)
         for players in player_counts
-        for pairing in chosen(players)
+        for pairing in pairings(players, search)
         for start in range(0, games, chunk)
     ]
     if workers > 1:

@@ -1,13 +1,15 @@
 """The bots' ladder (client.ladder): every pairing that matters, for 4 and 6 players, in memory.
 
-    scripts/bench bots [--games N] [--players 4,6] [--workers W] [--seed TEXT] [--json]
+    scripts/bench bots [--games N] [--players 4,6] [--workers W] [--seed TEXT] [--search]
+                       [--json]
 
 The planner alone against greedy bots, a greedy bot alone against random bots, and the planner
 in self-play, each for N games (default 1000) with the seats rotated, on W processes (default:
 every core). Prints per strategy its win share with the 95% interval (and the share a fair
 table gives its seats), mean coins per seat, the winner's coins in the games it won, and its
-decision time (p50 and p99 over every call), then the issue's targets, met or not. With
---json the last line is one JSON object.
+decision time (p50 and p99 over every call), then the issue's targets, met or not. --search
+adds the planner with determinized rollouts alone against planners without. With --json the
+last line is one JSON object.
 """
 
 from __future__ import annotations
@@ -104,11 +106,13 @@ def main() -> None:
     parser.add_argument("--players", default="4,6", help="player counts, comma separated")
     parser.add_argument("--workers", type=int, default=os.cpu_count() or 1)
     parser.add_argument("--seed", default="ladder", help="deals and random bots replay from it")
+    parser.add_argument("--search", action="store_true", help="also: rollouts vs none")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     counts = [int(p) for p in args.players.split(",")]
     started = time.perf_counter()
-    results = run_ladder(counts, args.games, args.seed.encode().ljust(16, b"."), args.workers)
+    seed = args.seed.encode().ljust(16, b".")
+    results = run_ladder(counts, args.games, seed, args.workers, args.search)
     elapsed = time.perf_counter() - started
     rows = rows_of(results)
     print(
