@@ -18,7 +18,7 @@ from __future__ import annotations
 import math
 from bisect import bisect_right
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from itertools import accumulate
 
@@ -66,6 +66,7 @@ class Outlook:
     odds: tuple[float, ...]  # per bean index: the chance a card still to come is that bean
     own_turns: float  # this seat's turns still to come, after the current one
     turns_to_next: int  # turns until this seat is active again (0: it is active now)
+    turns_left: float  # everyone's turns still to come, after the current one
     players: int
     draw_count: int  # cards drawn into the hand at the end of a turn
     rule: SingletonRule
@@ -122,22 +123,31 @@ def outlook(state: State, seat: int, hand: Mapping[Slot, Card], tuning: Tuning =
     total = sum(weights)
     odds = tuple(w / total for w in weights) if total else tuple(deck_share)
     per_turn = 2 + setup.draw_count
-    turns_left = to_draw / per_turn  # turns after the current one
+    turns_left = 0.0 if state.phase is Phase.OVER else to_draw / per_turn
     players = len(state.players)
     turns_to_next = (seat - state.active) % players
-    first = turns_to_next or players
-    own_turns = max(0.0, (turns_left - first) / players + 1.0) if turns_left >= first else 0.0
-    if state.phase is Phase.OVER:
-        own_turns = 0.0
     return Outlook(
         odds,
-        own_turns,
+        _own_turns(turns_left, players, turns_to_next),
         turns_to_next,
+        turns_left,
         players,
         setup.draw_count,
         state.options.singleton_rule,
         tuning,
     )
+
+
+def _own_turns(turns_left: float, players: int, turns_to_next: int) -> float:
+    first = turns_to_next or players
+    return max(0.0, (turns_left - first) / players + 1.0) if turns_left >= first else 0.0
+
+
+def outlook_of_another(out: Outlook, seat: int, active: int) -> Outlook:
+    """What this seat's outlook says about another seat's: the same odds, its own turns."""
+    turns_to_next = (seat - active) % out.players
+    own = _own_turns(out.turns_left, out.players, turns_to_next)
+    return replace(out, own_turns=own, turns_to_next=turns_to_next)
 
 
 @lru_cache(maxsize=1 << 16)

@@ -86,10 +86,10 @@ class PlannerBot(Strategy):
         actions = self._tend_fields(state, farm)
         if actions:
             return legal_prefix(state, seat, actions)
+        if state.phase is Phase.TRADE:
+            return self.trader.trade(state, seat, hand, farm)
         if state.phase is Phase.PLANT and seat == state.active:
             actions = self._plant_from_hand(state, farm)
-        elif state.phase is Phase.TRADE:
-            actions = self.trader.trade(state, seat, hand, farm)
         elif state.phase is Phase.PLANT_PENDING and farm.pending:
             actions = self._plant_pending(state, farm)
         return legal_prefix(state, seat, actions)

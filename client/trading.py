@@ -13,8 +13,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from client.farm import EMPTY, Holding, index_of, outlook, plan_planting
-from protocol.cards import CARDS_OF, Bean, Card
+from client.farm import EMPTY, Holding, index_of, outlook_of_another, plan_planting
+from protocol.cards import BEANS, CARDS_OF, Bean, Card, bean_of
 from protocol.rules import (
     Accept,
     Action,
@@ -49,6 +49,8 @@ class Trader:
     def trade(
         self, state: State, seat: int, hand: Mapping[Slot, Card], farm: Holding
     ) -> list[Action]:
+        """This seat's trading moves now, each checked against the rules after the ones
+        before it (so they need no checking again)."""
         if state.turn != self._turn:
             self._turn, self._made, self._answered = state.turn, set(), set()
             self._wants = {}
@@ -79,10 +81,9 @@ class Trader:
         return farm.worth((*kept, *received), given_hand)
 
     @staticmethod
-    def _rival_gain(
-        state: State, seat: int, hand: Mapping[Slot, Card], cards: Sequence[Card]
-    ) -> float:
-        """What `seat` gains by planting `cards`, judged from what it shows."""
+    def _rival_gain(state: State, seat: int, farm: Holding, cards: Sequence[Card]) -> float:
+        """What `seat` gains by planting `cards`, judged from what it shows (its hand is
+        hidden: only its fields and cards to plant count)."""
         if not cards:
             return 0.0
         player = state.players[seat]
@@ -90,7 +91,7 @@ class Trader:
         pending = [index_of(c) for c in player.pending]
         if seat == state.active:
             pending += [index_of(c) for c in state.face_up if c not in cards]
-        out = outlook(state, seat, hand)
+        out = outlook_of_another(farm.out, seat, state.active)
         before = plan_planting(fields, pending, (), out).value
         after = plan_planting(fields, pending + [index_of(c) for c in cards], (), out).value
         return after - before
@@ -100,17 +101,31 @@ class Trader:
     def _answer(
         self, state: State, seat: int, hand: Mapping[Slot, Card], farm: Holding
     ) -> list[Action]:
-        for offer in state.offers:
-            if offer.id in self._answered or seat not in accepters(state, offer):
-                continue
-            self._answered.add(offer.id)
-            best = self._best_acceptance(state, seat, hand, farm, offer)
-            return [best] if best is not None else [Reject(offer.id)]
-        return []
+        """Every offer open to this seat, answered in one step: the best deals first, each
+        judged again on what the ones before it left, the rest turned down."""
+        waiting = [o for o in state.offers if o.id not in self._answered]
+        waiting = [o for o in waiting if seat in accepters(state, o)]
+        self._answered.update(o.id for o in waiting)
+        ranked = sorted(
+            waiting, key=lambda o: -self._best_acceptance(state, seat, hand, farm, o)[0]
+        )
+        answers: list[Action] = []
+        for n, offer in enumerate(ranked):
+            if offer not in state.offers or seat not in accepters(state, offer):
+                continue  # it went with a deal taken before it
+            deal = self._best_acceptance(state, seat, hand, farm, offer)[1]
+            answer = deal if deal is not None else Reject(offer.id)
+            answers.append(answer)
+            state = apply(state, seat, answer)
+            if deal is not None and n + 1 < len(ranked):
+                farm = Holding.of(state, seat, hand, farm.out.tuning)
+        return answers
 
     def _best_acceptance(
         self, state: State, seat: int, hand: Mapping[Slot, Card], farm: Holding, offer: Offer
-    ) -> Accept | None:
+    ) -> tuple[float, Accept | None]:
+        """The best way to accept the offer and its score (gain less envy), or None when no
+        way scores above the margin."""
         maker = state.players[offer.maker]
         opened = {h.slot: h.card for h in maker.hand if h.card is not None}
         received = [opened[s] for s in offer.give_hand if s in opened]
@@ -128,10 +143,10 @@ class Trader:
             )
             given_face_up = [c for c in offer.want_cards if c in state.face_up]
             gain = self._worth(state, seat, farm, received, given_slots, given_face_up) - base
-            score = gain - self.envy * self._rival_gain(state, offer.maker, hand, given_cards)
+            score = gain - self.envy * self._rival_gain(state, offer.maker, farm, given_cards)
             if score > best_score:
                 best, best_score = choice, score
-        return best
+        return best_score, best
 
     # --- Making offers -------------------------------------------------------------------------
 
@@ -185,7 +200,7 @@ class Trader:
             if signature in self._made or len(self._made) >= self.offers_per_turn:
                 continue
             try:
-                apply(state, seat, offer)
+                state = apply(state, seat, offer)  # legal after the ones before it
             except RuleError:
                 continue
             self._made.add(signature)
@@ -207,7 +222,11 @@ class Trader:
     ) -> list[Bean]:
         base = self._worth(state, seat, farm, given_face_up=leaving)
         gains = []
-        for bean in state.setup.beans:
+        # A card is worth asking for when it grows a field, or fills an empty one for the
+        # hand's next cards of its bean: the beans of its fields and of its hand.
+        beans = {BEANS[b] for b, _ in farm.fields if b != EMPTY}
+        beans.update(bean_of(card) for _, card in farm.hand)
+        for bean in sorted(beans):
             card = CARDS_OF[bean][0]
             gain = self._worth(state, seat, farm, [card], given_face_up=leaving) - base
             if gain > WANT:
