@@ -53,7 +53,8 @@ class Tuning:
     field_life: float = 2.5  # own turns a field lasts once the known hand is planted (2 fields)
     third_field_life: float = 4.0  # ... with three fields
     slot_coins_per_turn: float = 0.5  # what a field slot earns per own turn in the long run
-    next_deck_share: float = 0.45  # of the cards still to draw, the share discarded by the next
+    next_deck_share: float = 0.45  # of this deck's cards still to draw, the share discarded
+    later_deck_share: float = 0.72  # a later deck's size over the deck before it
 
 
 TUNING = Tuning()
@@ -83,27 +84,21 @@ class Outlook:
         return per_turn * self.odds[bean]
 
 
-def unseen_cards(state: State, hand: Mapping[Slot, Card]) -> tuple[list[int], list[int]]:
-    """Per bean index: unseen cards in the deck's current epoch, and unseen cards of every epoch
-    (the seat's own hand cards are seen by it)."""
+def unseen_cards(state: State, hand: Mapping[Slot, Card]) -> list[int]:
+    """Per bean index: the cards of the deck's current epoch the seat has not seen (the rest
+    of the deck and other players' hidden cards from it; its own hand it has seen)."""
     current = [0] * len(BEANS)
-    every = [0] * len(BEANS)
     own = set(hand.values())
-    for epoch, cards in enumerate(state.hidden):
-        for card in cards:
-            if card in own:
-                continue
-            b = index_of(card)
-            every[b] += 1
-            if epoch == state.deck.epoch:
-                current[b] += 1
-    return current, every
+    for card in state.hidden[state.deck.epoch]:
+        if card not in own:
+            current[index_of(card)] += 1
+    return current
 
 
 def outlook(state: State, seat: int, hand: Mapping[Slot, Card], tuning: Tuning = TUNING) -> Outlook:
     """The odds of the cards still to come and the turns left, as the seat can know them."""
     setup = state.setup
-    current, _ = unseen_cards(state, hand)
+    current = unseen_cards(state, hand)
     in_deck = state.deck.remaining
     unseen = sum(current)
     deck_share = [c / unseen if unseen else 0.0 for c in current]
@@ -119,7 +114,7 @@ def outlook(state: State, seat: int, hand: Mapping[Slot, Card], tuning: Tuning =
         to_draw += next_deck
         if n == 0:  # the next deck's known part: today's discard pile
             weights = [w + d for w, d in zip(weights, discard, strict=True)]
-        next_deck *= tuning.next_deck_share * 1.6
+        next_deck *= tuning.later_deck_share
     total = sum(weights)
     odds = tuple(w / total for w in weights) if total else tuple(deck_share)
     per_turn = 2 + setup.draw_count

@@ -8,9 +8,17 @@ from dataclasses import replace
 from hypothesis import given
 from hypothesis import strategies as st
 
-from client.farm import BEAN_INDEX, EMPTY, expected_coins, outlook, plan_planting, unseen_cards
+from client.farm import (
+    BEAN_INDEX,
+    EMPTY,
+    expected_coins,
+    may_harvest,
+    outlook,
+    plan_planting,
+    unseen_cards,
+)
 from client.planner import PlannerBot
-from protocol.cards import BEANS, CARDS_OF, Bean, bean_of
+from protocol.cards import BEANS, CARDS_OF, Bean, bean_of, parse_bean
 from protocol.rules import (
     Accept,
     BuyField,
@@ -18,9 +26,12 @@ from protocol.rules import (
     EndTrading,
     Harvest,
     MakeOffer,
+    Options,
     Plant,
     PlantPending,
     Reject,
+    SingletonRule,
+    legal_actions,
 )
 from tests.rules_helpers import table
 
@@ -120,10 +131,10 @@ def test_the_unseen_cards_are_the_deck_less_every_public_card_and_the_own_hand()
         discard="red",
         earnings={3: "red"},
     )
-    current, every = unseen_cards(game.state, game.hand(0))
+    unseen = unseen_cards(game.state, game.hand(0))
     # 8 reds: 2 in seat 0's hand, 4 public; seat 1's red and one in the deck are unseen.
-    assert current[RED] == every[RED] == 2
-    assert sum(every) == len(game.state.hidden[0]) - 2
+    assert unseen[RED] == 2
+    assert sum(unseen) == len(game.state.hidden[0]) - 2
 
 
 def test_the_turns_left_shrink_as_the_deck_runs_out():
@@ -154,3 +165,16 @@ def test_an_empty_field_is_planted_on_only_when_no_field_of_the_bean_exists():
     plan = plan_planting([(BLUE, 2), (EMPTY, 0)], [BLUE], [], out)
     assert plan.steps == (("plant", BLUE, 0),)
     assert bean_of(CARDS_OF[Bean.BLUE][0]) is Bean.BLUE
+
+
+@given(
+    st.lists(st.tuples(st.sampled_from(["blue", "stink", "green"]), st.integers(0, 3)), min_size=2,
+             max_size=3),
+    st.sampled_from(list(SingletonRule)),
+)  # fmt: skip
+def test_the_one_bean_rule_is_the_engines(layout, rule):
+    fields = [" ".join([bean] * count) for bean, count in layout]
+    game = table(hands={0: "chili"}, fields={0: fields}, options=Options(rule))
+    engine = {a.field for a in legal_actions(game.state, 0) if isinstance(a, Harvest)}
+    farm = [(BEAN_INDEX[parse_bean(b)], n) if n else (EMPTY, 0) for b, n in layout]
+    assert {i for i in range(len(farm)) if may_harvest(farm, i, rule)} == engine
