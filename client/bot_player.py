@@ -68,7 +68,7 @@ class BotPlayer(Player):
             self._submit(game, actions)
             return
         if any(seat == view.seat for seat, _ in waiting_for(view.rules)):
-            delay = self.patience if left is None else min(self.patience, left)
+            delay = self.patience if left is None or left <= 0 else min(self.patience, left)
             self._timer = self.reactor.callLater(delay, self._poll, game)
 
     def _wait_left(self, game: PeerGame) -> float | None:

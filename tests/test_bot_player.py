@@ -20,6 +20,7 @@ from protocol.rules import (
     Action,
     EndPlanting,
     EndTrading,
+    Plant,
     Reject,
     Slot,
     State,
@@ -106,3 +107,17 @@ def test_in_a_room_with_a_turn_clock_the_bot_waits_for_the_clock():
     assert game.submitted == []
     bot.finished(game, None)  # type: ignore[arg-type]
     assert clock.getDelayedCalls() == []
+
+
+def test_a_bot_whose_front_card_is_not_open_to_it_yet_asks_again_until_it_is():
+    clock = Clock()
+    bot = BotPlayer(clock, PlannerBot())
+    game = table(hands={0: "chili soy"}, fields={0: ["chili", ""]})
+    recording = RecordingGame(View(game.state, 0, {}))  # the deck has not opened it yet
+    bot.may_act(recording)
+    clock.pump([0.2] * 20)
+    assert recording.submitted == []
+    recording.view = View(game.state, 0, game.hand(0))
+    clock.advance(1.0)
+    assert recording.submitted and isinstance(recording.submitted[0][0], Plant)
+    bot.finished(recording, None)  # type: ignore[arg-type]
