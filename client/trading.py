@@ -42,7 +42,6 @@ class Trader:
     offers_per_turn: int = 12
     _turn: int = -1
     _made: set[tuple[object, ...]] = field(default_factory=set)
-    _answered: set[int] = field(default_factory=set)
     _considered: tuple[object, ...] = ()
     _wants: dict[tuple[object, ...], list[Bean]] = field(default_factory=dict)
 
@@ -52,7 +51,7 @@ class Trader:
         """This seat's trading moves now, each checked against the rules after the ones
         before it (so they need no checking again)."""
         if state.turn != self._turn:
-            self._turn, self._made, self._answered = state.turn, set(), set()
+            self._turn, self._made = state.turn, set()
             self._wants = {}
         answers = self._answer(state, seat, hand, farm)
         if answers:
@@ -102,10 +101,10 @@ class Trader:
         self, state: State, seat: int, hand: Mapping[Slot, Card], farm: Holding
     ) -> list[Action]:
         """Every offer open to this seat, answered in one step: the best deals first, each
-        judged again on what the ones before it left, the rest turned down."""
-        waiting = [o for o in state.offers if o.id not in self._answered]
-        waiting = [o for o in waiting if seat in accepters(state, o)]
-        self._answered.update(o.id for o in waiting)
+        judged again on what the ones before it left, the rest turned down. An answer the
+        step refuses (another seat's move came first) leaves the offer open, to be answered
+        again."""
+        waiting = [o for o in state.offers if seat in accepters(state, o)]
         ranked = sorted(
             waiting, key=lambda o: -self._best_acceptance(state, seat, hand, farm, o)[0]
         )
