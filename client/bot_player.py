@@ -3,9 +3,10 @@ game waits for it, knowing only what its seat knows (the driver's view).
 
 A bot that holds up the game while it waits for answers to its offers (a person thinking over
 its gift or its offer) waits as long as the room's turn clock allows (the clock then makes the
-seat's default moves, as for anyone) or, in a room without one, `answers_within` seconds; one
-that waits with no offer of its own open (an active player giving the others a moment to make
-offers for its face-up cards) waits `offers_within` seconds. Then its strategy's
+seat's default moves, as for anyone) or, in a room without one, `answers_within` seconds. One
+that waits with no offer of its own open (an active player with nothing more to offer) gives
+the others `offers_within` seconds to make offers for its face-up cards, unless a step has
+been played since its duty began (every seat has had its say). Then its strategy's
 `stop_waiting` moves are made."""
 
 from __future__ import annotations
@@ -43,6 +44,7 @@ class BotPlayer(Player):
         self.offers_within = offers_within
         self._timer: Any = None
         self._waiting: tuple[str, float] | None = None  # (the duty it holds up, since when)
+        self._duty: tuple[str, int] | None = None  # (the duty it holds up, the step it began)
 
     def may_act(self, game: PeerGame) -> None:
         self._decide(game)
@@ -83,12 +85,14 @@ class BotPlayer(Player):
             return None
         if self._waiting is None or self._waiting[0] != duty:
             self._waiting = (duty, now)
+        if self._duty is None or self._duty[0] != duty:
+            self._duty = (duty, game.step)
         if any(offer.maker == view.seat for offer in view.rules.offers):
             if game.turn_seconds > 0:
                 return None  # the clock decides how long a person may think it over
             limit = self.answers_within
         else:
-            limit = self.offers_within
+            limit = self.offers_within if game.step == self._duty[1] else 0.0
         return self._waiting[1] + limit - now
 
     def _submit(self, game: PeerGame, actions: list[Action]) -> None:

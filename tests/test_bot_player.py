@@ -97,6 +97,20 @@ def test_with_nothing_more_to_trade_an_active_bot_gives_the_others_a_moment():
     assert game.submitted == [[EndTrading()]]
 
 
+def test_once_a_step_has_been_played_in_its_turn_an_active_bot_ends_trading_at_once():
+    clock = Clock()
+    bot = BotPlayer(clock, PlannerBot())
+    game = waiting_for_an_answer(bot.strategy)
+    bot.may_act(game)  # its duty begins: it waits for answers
+    state = game.view.rules
+    for offer in state.offers:
+        for seat in accepters(state, offer):
+            state = apply(state, seat, Reject(offer.id))
+    game.view, game.step = View(state, 0, game.view.hand), 1  # the others answered in a step
+    bot.step_played(game, None)  # type: ignore[arg-type]
+    assert game.submitted == [[EndTrading()]]
+
+
 def test_in_a_room_with_a_turn_clock_the_bot_waits_for_the_clock():
     clock = Clock()
     bot = BotPlayer(clock, PlannerBot())
