@@ -5,16 +5,26 @@ seat, and returns the actions it takes now (often none). The lockstep asks it af
 
 - `RandomBot`: uniform over the legal actions (protocol.random_play), for fuzzing whole games.
 - `GreedyBot`: plants and harvests for value, buys the third field while it still pays, and
-  makes, accepts and rejects offers and gifts by what they add to its fields.
+  makes, accepts and rejects offers and gifts by what they add to its fields. As the active
+  player it takes the offer (or, on its own offers to everyone, the bid) worth most to it;
+  between partners worth the same it favours the one with fewest coins, then draws lots
+  (`seed`), never preferring a seat by its number or by how fast it answered.
 - `PlannerBot` (client.planner, the default): plans its plantings and trades by the coins
   they are likely to bring, from the cards still unseen.
+
+Trading API the strategies use (protocol.rules): `legal_actions` lists `Accept` (a bid, for an
+offer made to everyone), `Take(offer, bidder)` for the maker, `Withdraw` for one's offers and
+bids; `bids_on(state, offer)` and `bid_cards(state, bid)` say who bid what; `promised(state,
+seat)` says which cards are tied to open offers and bids. A step's moves are applied as
+protocol.steps says, so answering in the same step as another seat never loses by seat number.
 """
 
 from __future__ import annotations
 
 import secrets
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 from client.planner import PlannerBot
 from client.strategy import Hand, Strategy
@@ -25,6 +35,7 @@ from protocol.random_play import random_action
 from protocol.rules import (
     Accept,
     Action,
+    Bid,
     BuyField,
     EndPlanting,
     EndTrading,
@@ -36,12 +47,18 @@ from protocol.rules import (
     PlantPending,
     Reject,
     State,
+    Take,
     accepters,
     apply,
+    bid_cards,
+    bids_on,
     legal_actions,
     new_game,
+    promised,
 )
 from protocol.steps import apply_step
+
+T = TypeVar("T")
 
 
 class RandomBot(Strategy):
@@ -116,13 +133,19 @@ def _harvest_to_make_room(state: State, seat: int) -> Harvest | None:
 
 @dataclass
 class GreedyBot(Strategy):
-    """Plays for value with simple, explainable preferences; remembers only its own offers."""
+    """Plays for value with simple, explainable preferences; remembers only its own offers.
+    `seed` replays its draws between equally good partners (a simulation, not a secret)."""
 
     name = "greedy"
     max_offers_per_turn: int = 3
+    seed: bytes | None = None
     _turn_seen: int = -1
     _offers_made: int = 0
     _answered: set[int] = field(default_factory=set)
+    _rng: Stream = field(init=False)
+
+    def __post_init__(self) -> None:
+        self._rng = Stream(self.seed or secrets.token_bytes(32), "greedy bot")
 
     def decide(self, state: State, seat: int, hand: Hand) -> list[Action]:
         if state.turn != self._turn_seen:
@@ -197,46 +220,112 @@ class GreedyBot(Strategy):
     # --- Trading ---
 
     def _trade(self, state: State, seat: int, hand: Hand) -> list[Action]:
-        answers = self._answer_offers(state, seat, hand)
-        if answers:
-            return answers
-        if seat == state.active:
-            if self._offers_made < self.max_offers_per_turn:
-                offer = self._offer_unwanted_face_up(state, seat)
+        if seat != state.active:
+            answer = self._answer_next_offer(state, seat, hand)
+            if answer:
+                return answer
+            if self._offers_made < 1:
+                offer = self._ask_for_face_up(state, seat, hand)
                 if offer is not None:
                     self._offers_made += 1
                     return [offer]
-            if any(o.maker == seat for o in state.offers):
-                return []  # waiting for answers (stop_waiting ends trading if none come)
-            return [EndTrading()]
-        if self._offers_made < 1:
-            offer = self._ask_for_face_up(state, seat, hand)
+            return []
+        deal = self._best_offer_to_accept(state, seat, hand)
+        if deal is not None:
+            return [deal]
+        rejects = self._reject_the_rest(state, seat)
+        if rejects:
+            return rejects
+        mine = [o for o in state.offers if o.maker == seat]
+        for offer in mine:
+            if bids_on(state, offer.id) and not accepters(state, offer):
+                return [self._best_bid(state, seat, offer)]  # every possible taker answered
+        if self._offers_made < self.max_offers_per_turn:
+            offer = self._offer_unwanted_face_up(state, seat)
             if offer is not None:
                 self._offers_made += 1
                 return [offer]
-        return []
+        if mine:
+            return []  # waiting for answers (stop_waiting moves on if they do not come)
+        return [EndTrading()]
 
-    def _answer_offers(self, state: State, seat: int, hand: Hand) -> list[Action]:
+    def stop_waiting(self, state: State, seat: int, hand: Hand) -> list[Action]:
+        """The answers are not coming: the active player takes the best bid there is on one
+        of its offers, or ends trading."""
+        if state.phase is not Phase.TRADE or seat != state.active:
+            return []
+        for offer in state.offers:
+            if offer.maker == seat and bids_on(state, offer.id):
+                return [self._best_bid(state, seat, offer)]
+        return [EndTrading()]
+
+    def _choices(self, state: State, seat: int, hand: Hand, offer: Offer) -> tuple[Action, float]:
+        """The best way to accept the offer (or Reject) and what it is worth to this seat."""
         fields = state.players[seat].fields
+        received = self._cards_given(state, offer)
+        best: Action = Reject(offer.id)
+        best_value = 0.0
+        for choice in legal_actions(state, seat, hand):
+            if not (isinstance(choice, Accept) and choice.offer == offer.id):
+                continue
+            given = [card for _, card in choice.give_hand] + list(offer.want_cards)
+            value = sum(planting_gain(fields, c) for c in received)
+            value -= sum(self._keeping_value(state, seat, hand, c) for c in given)
+            if value > best_value:
+                best, best_value = choice, value
+        return best, best_value
+
+    def _answer_next_offer(self, state: State, seat: int, hand: Hand) -> list[Action]:
+        """Not the active player: accept (or bid on) the next offer open to it that is worth
+        something, else turn it down; one a step."""
         for offer in state.offers:
             if offer.id in self._answered or seat not in accepters(state, offer):
                 continue
             self._answered.add(offer.id)
-            received = self._cards_given(state, offer)
-            choices = [
-                a
-                for a in legal_actions(state, seat, hand)
-                if isinstance(a, Accept) and a.offer == offer.id
-            ]
-            best, best_value = None, 0.0
-            for choice in choices:
-                given = [card for _, card in choice.give_hand] + list(offer.want_cards)
-                value = sum(planting_gain(fields, c) for c in received)
-                value -= sum(self._keeping_value(state, seat, hand, c) for c in given)
-                if value > best_value:
-                    best, best_value = choice, value
-            return [best] if best is not None else [Reject(offer.id)]
+            return [self._choices(state, seat, hand, offer)[0]]
         return []
+
+    def _best_offer_to_accept(self, state: State, seat: int, hand: Hand) -> Action | None:
+        """The active player: of all the offers made to it, the one worth most (they may want
+        the same face-up card, so it takes one a step)."""
+        worth: dict[int, tuple[Action, float]] = {}
+        for offer in state.offers:
+            if offer.maker != seat and seat in accepters(state, offer):
+                choice, value = self._choices(state, seat, hand, offer)
+                if value > 0:
+                    worth[offer.id] = (choice, value)
+        if not worth:
+            return None
+        top = max(value for _, value in worth.values())
+        best = [o for o in state.offers if o.id in worth and worth[o.id][1] >= top - 1e-9]
+        return worth[self._partner(state, seat, best, lambda o: o.maker).id][0]
+
+    def _reject_the_rest(self, state: State, seat: int) -> list[Action]:
+        """Offers to the active player worth nothing to it, turned down once each."""
+        rejects: list[Action] = []
+        for offer in state.offers:
+            if offer.id not in self._answered and seat in accepters(state, offer):
+                self._answered.add(offer.id)
+                rejects.append(Reject(offer.id))
+        return rejects
+
+    def _best_bid(self, state: State, seat: int, offer: Offer) -> Take:
+        """The bid on its offer worth most to it."""
+        fields = state.players[seat].fields
+        bids = bids_on(state, offer.id)
+        worth = {b.bidder: sum(planting_gain(fields, c) for c in bid_cards(state, b)) for b in bids}
+        top = max(worth.values())
+        best = [b for b in bids if worth[b.bidder] >= top - 1e-9]
+        return Take(offer.id, self._partner(state, seat, best, _bidder).bidder)
+
+    def _partner(self, state: State, seat: int, tied: list[T], who: Callable[[T], int]) -> T:
+        """Among deals worth the same: the partner with fewest coins, then lots drawn (listed
+        clockwise from this seat, so that no seat number counts)."""
+        players = len(state.players)
+        fewest = min(len(state.players[who(d)].earnings) for d in tied)
+        poorest = [d for d in tied if len(state.players[who(d)].earnings) == fewest]
+        poorest.sort(key=lambda d: (who(d) - seat) % players)
+        return poorest[0] if len(poorest) == 1 else self._rng.choice(poorest)
 
     @staticmethod
     def _cards_given(state: State, offer: Offer) -> list[Card]:
@@ -264,16 +353,25 @@ class GreedyBot(Strategy):
 
     def _ask_for_face_up(self, state: State, seat: int, hand: Hand) -> MakeOffer | None:
         """Ask the active player for a face-up card that grows a field, offering the hand card
-        that is the biggest burden."""
+        that is the biggest burden (of those not promised to a bid)."""
         fields = state.players[seat].fields
         wanted = [c for c in state.face_up if planting_gain(fields, c) > 0.4]
         if not wanted:
             return None
-        held = [(h.slot, hand[h.slot]) for h in state.players[seat].hand if h.slot in hand]
+        tied = promised(state, seat)
+        held = [
+            (h.slot, hand[h.slot])
+            for h in state.players[seat].hand
+            if h.slot in hand and h.slot not in tied
+        ]
         if not held:
             return None
         burden = min(held, key=lambda sc: planting_gain(fields, sc[1]))
         return MakeOffer(state.active, give_hand=(burden,), want_cards=(wanted[0],))
+
+
+def _bidder(bid: Bid) -> int:
+    return bid.bidder
 
 
 # --- Whole games in memory -------------------------------------------------------------------
@@ -305,12 +403,20 @@ class LocalGame:
 
 
 def play_local_game(
-    strategies: Sequence[Strategy], seed: bytes, max_idle_rounds: int = 50
+    strategies: Sequence[Strategy],
+    seed: bytes,
+    max_idle_rounds: int = 50,
+    start_player: int | None = None,
 ) -> LocalGame:
     """A whole game between strategies in one process, step by step as the lockstep applies
-    them, each strategy seeing only its own hand; every card is dealt from `seed`."""
+    them, each strategy seeing only its own hand; every card is dealt from `seed`, and so is
+    the start player unless given (the same seed with another start player deals the same
+    hands, each moved on by as many seats)."""
     table = OpenTable(seed)
-    game = LocalGame(new_game(len(strategies), Stream(seed, "start").randbelow(len(strategies))))
+    players = len(strategies)
+    if start_player is None:
+        start_player = Stream(seed, "start").randbelow(players)
+    game = LocalGame(new_game(players, start_player))
     idle = 0
     while game.state.phase is not Phase.OVER:
         state = game.state

@@ -5,7 +5,10 @@
     bean-client bot HOST[:PORT] [--strategy S]   one bot into a real lobby
     bean-client resume GAMEFILE                  back into a game after a crash
     bean-client audit GAMEFILE                   check a finished game from its file
-    bean-client replay GAMEFILE                  show a game turn by turn
+    bean-client replay GAMEFILE [--summary]      show a game turn by turn, or its story
+
+The commands with a screen take --plain: one line per event and nothing redrawn, for screen
+readers (chosen by itself when TERM=dumb or the output is not a terminal).
 
 Exit status: 0 when the game ended with every peer agreeing and the audit passing; 1 when it
 was stopped (a cheat, a broken link) or the audit failed; 2 for a mistake on the command line.
@@ -15,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import threading
 from typing import Any
 
 from client.bots import STRATEGIES
@@ -55,6 +59,15 @@ def _weak_proofs_argument(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help=f"play games with fewer than {MIN_PROOF_ROUNDS} shuffle proof rounds (0: none); "
         "every player is shown how weak they are",
+    )
+
+
+def _plain_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--plain",
+        action="store_true",
+        help="one line per event, nothing redrawn, no colour (for screen readers; also "
+        "when TERM=dumb or the output is not a terminal)",
     )
 
 
@@ -101,6 +114,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="where to listen for the other players (default tcp:0)",
     )
     connect.add_argument("--no-color", action="store_true", help="no colours (or set NO_COLOR)")
+    _plain_argument(connect)
     _link_arguments(connect)
     _weak_proofs_argument(connect)
 
@@ -109,6 +123,7 @@ def build_parser() -> argparse.ArgumentParser:
     play.add_argument("--no-human", action="store_true", help="every seat is a bot")
     play.add_argument("--strategy", choices=STRATEGIES, default=STRATEGIES[0])
     play.add_argument("--name", default="you", help="your name at the table")
+    _plain_argument(play)
     _game_arguments(play)
 
     bot = commands.add_parser("bot", help="put one bot into a lobby")
@@ -124,6 +139,19 @@ def build_parser() -> argparse.ArgumentParser:
         help="where it listens for peers (Twisted endpoint; default tcp:0)",
     )
     bot.add_argument("--json", action="store_true", help="end with one JSON line of the result")
+    bot.add_argument(
+        "--room",
+        type=int,
+        default=None,
+        metavar="ROOM",
+        help="join this room and say ready (its seats and options apply) instead of a quick match",
+    )
+    bot.add_argument(
+        "--owned",
+        action="store_true",
+        help="started by a person's client (the lobby prompt's bot command): print one JSON "
+        "line once seated, and leave if standard input closes before the game starts",
+    )
     _game_arguments(bot)
 
     resume = commands.add_parser("resume", help="back into a game after a crash")
@@ -132,6 +160,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--bot", choices=STRATEGIES, default=None, help="let a bot play the seat instead of you"
     )
     resume.add_argument("--json", action="store_true", help="end with one JSON line (with --bot)")
+    _plain_argument(resume)
     _link_arguments(resume)
     for name, text in (
         ("audit", "check a finished game from its file"),
@@ -139,6 +168,13 @@ def build_parser() -> argparse.ArgumentParser:
     ):
         offline = commands.add_parser(name, help=text)
         offline.add_argument("gamefile")
+    replay = commands.choices["replay"]
+    replay.add_argument(
+        "--summary",
+        action="store_true",
+        help="only the game's story: coins, harvests and a chart of coins over the turns",
+    )
+    _plain_argument(replay)
     return parser
 
 
@@ -165,8 +201,6 @@ async def _dispatch(reactor: Any, args: argparse.Namespace) -> int:
 
             return await run_connect(reactor, args)
         if args.command == "resume":
-            from client.resume import run_resume
-
             return await run_resume(reactor, args)
         from client.offline import run_offline
 
@@ -181,12 +215,14 @@ async def _dispatch(reactor: Any, args: argparse.Namespace) -> int:
 
 async def run_bot(reactor: Any, args: argparse.Namespace, make_game: Any = None) -> int:
     """One bot's game; `make_game` replaces the game driver (tests put cheaters in)."""
+    import json
     import secrets
 
     from client.bot_player import BotPlayer
     from client.bots import strategy_named
     from client.game import PeerGame
-    from client.session import Seat, join_and_play, room_options
+    from client.lobby_client import LobbyClient
+    from client.session import OwnerGone, Seat, join_and_play, room_options
     from client.summary import report, report_refusal
     from client.table_setup import TableRefused
 
@@ -194,13 +230,69 @@ async def run_bot(reactor: Any, args: argparse.Namespace, make_game: Any = None)
     name = args.name or f"bot-{secrets.token_hex(2)}"
     seat = Seat.from_args(args, name, args.profile or name, host, port)
     player = BotPlayer(reactor, strategy_named(args.strategy))
+
+    def seated(lobby: LobbyClient) -> None:
+        """Tell the client that started this bot who it is (its key names it for sure)."""
+        if args.owned:
+            assert lobby.welcome is not None and lobby.room is not None
+            said = {"name": lobby.welcome.name, "key": lobby.identity.public_key.hex()}
+            print(json.dumps({"seated": lobby.room.room_id} | said), flush=True)
+
+    room = None
+    if args.room is not None:
+        room = (args.room, seated, _stdin_closed(reactor) if args.owned else None)
     try:
         game, outcome = await join_and_play(
-            reactor, seat, args.seats, room_options(args), player, make_game or PeerGame
+            reactor, seat, args.seats, room_options(args), player, make_game or PeerGame, room
         )
     except TableRefused as refused:
         return report_refusal(name, refused, args.json)
+    except OwnerGone as gone:
+        print(f"{name}: left room {args.room}: {gone}", flush=True)
+        return 0
     return report(game, outcome, args.json)
+
+
+def _stdin_closed(reactor: Any) -> Any:
+    """A Deferred that fires when standard input ends (the process that started us is gone);
+    a thread waits for it, the reactor hears it."""
+    from twisted.internet.defer import Deferred
+
+    closed: Deferred[None] = Deferred()
+
+    def wait() -> None:
+        while sys.stdin.buffer.read(4096):
+            pass
+        reactor.callFromThread(lambda: None if closed.called else closed.callback(None))
+
+    threading.Thread(target=wait, name="owner", daemon=True).start()
+    return closed
+
+
+# --- bean-client resume ------------------------------------------------------------------------
+
+
+async def run_resume(reactor: Any, args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from client.resume import resume_game
+
+    path = Path(args.gamefile)
+    if args.bot is not None:
+        from client.bot_player import BotPlayer
+        from client.bots import strategy_named
+        from client.summary import report
+
+        player = BotPlayer(reactor, strategy_named(args.bot))
+        game, outcome = await resume_game(
+            reactor, path, player, args.step_deadline, args.abandon_after
+        )
+        return report(game, outcome, args.json)
+    from client.screen import play_resumed, screen_for
+
+    screen = screen_for(args)
+    outcome = await play_resumed(reactor, path, screen, args.step_deadline, args.abandon_after)
+    return 0 if outcome.final is not None and outcome.final.audit_passed else 1
 
 
 # --- bean-client play --------------------------------------------------------------------------

@@ -5,8 +5,17 @@ owes something, someone else started the step, or its player acts), collects eve
 message, has the lockstep apply them, writes the step to the game file, and tells the player.
 Every step message is signed by its author and relayed by whoever receives it from its author,
 so every seat sees the same messages: two different signed messages for one seat and step are
-equivocation, and the pair is the proof. A seat that is connected but does not send its step
-message before the deadline is withholding it. Any of these stops the game and names the seat.
+equivocation, and the pair is the proof.
+
+Every peer is bounded (docs/peer-protocol.md, "Limits"): a frame's header is checked against
+this game and its step window (the step being played and the next) before its signature or
+body is looked at, and nothing outside the window is relayed, checked or kept; a heartbeat is
+answered at most so often, with each missing message once per link, never the whole history;
+what waits for a peer that does not read is bounded by the mesh. Verdicts rest on signed
+messages only (docs/peer-protocol.md, "Blame"): what a link does closes the link, blaming
+nobody; a seat that holds up a started step is named or voted out by the step's deadline
+(client/step_watch.py); the game ends early only by a signed, unanimous vote, recorded before
+any seed is revealed (client/ending.py).
 
 Heavy work (shuffles and their proofs) runs off the reactor thread, one step at a time, so a
 person's screen never freezes; the screen and bots read `view`, a snapshot taken between steps.
@@ -15,10 +24,10 @@ person's screen never freezes; the screen and bots read `view`, a snapshot taken
 from __future__ import annotations
 
 import gc
-import hashlib
-from collections.abc import Sequence
+from collections import Counter
+from collections.abc import Callable, Sequence
 from concurrent.futures import Executor
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from enum import Enum
 from typing import Any
 
@@ -28,35 +37,44 @@ from twisted.internet.threads import deferToThreadPool
 from twisted.logger import Logger
 from twisted.python.failure import Failure
 
+from client.ending import EndVotes, mask_of, seats_in
 from client.faults import FrameFaults
 from client.gamefile import Frame, GameFile, GameFileWriter
-from client.mesh import Mesh, MeshHandler, PeerListener
+from client.mesh import LinkLoss, Mesh, MeshHandler, PeerListener
+from client.presence import Presence, PresenceNews
+from client.step_watch import StepWatch
 from client.turn_clock import Situation, TurnClock
 from protocol.cards import Card
-from protocol.identity import Identity, SignatureError, SignedEnvelope, Verifier
+from protocol.identity import Identity, SignatureError, Verifier
 from protocol.lockstep import Cheat, Final, GameConfig, Lockstep, StepReport
 from protocol.messages import Message, MessageError
 from protocol.peer_messages import (
-    STEP_DOMAIN,
-    EndSeed,
+    Ended,
     EndVote,
     Heartbeat,
     PeerChat,
+    Signed,
     StepBody,
     StepFrame,
+    sign,
 )
-from protocol.rules import Action, Phase, RuleError, Slot, State
+from protocol.rules import Action, Phase, RuleError, Slot, State, state_hash
 from protocol.steps import ForbiddenAction, check_own_actions
 from protocol.table import AgreedTable
 
 log = Logger()
 
 STEP_DEADLINE = 60.0
-HEARTBEAT_WAITING = 1.0  # seconds between heartbeats while a step waits for messages
+HEARTBEAT_WAITING = 1.0  # seconds between heartbeats while a step waits, or a peer is behind
 HEARTBEAT_IDLE = 5.0  # ... and otherwise
 LINK_SILENCE = 15.0  # a link that says nothing this long is dead (TCP may not notice)
-AHEAD_WINDOW = 64  # later steps whose messages are kept until their turn (a resumed seat)
+PRESENT_SILENCE = 3.0  # a peer not heard from this long is not present (step_watch.py)
+PRESENT_GRACE = 10.0  # at least this long to answer, for a seat back after the deadline
 ABANDON_AFTER = 300.0  # seconds a seat may be away before the others vote to end without it
+ANSWER_INTERVAL = 0.5  # a peer's heartbeats about one step are answered at most this often
+FOLLOW_GRACE = 2.0  # seconds a complete step may still take to come in before following
+CHAT_BURST = 10  # chat lines a peer may send at once, then CHAT_PER_SECOND
+CHAT_PER_SECOND = 2.0
 
 
 @dataclass(frozen=True)
@@ -71,6 +89,7 @@ class View:
     connected: frozenset[int]
     missing: frozenset[int]  # seats whose message for the current step has not come
     dealing: tuple[int, int, int] | None  # (epoch, round, rounds) while a deck is dealt
+    away: frozenset[int] = frozenset()  # seats whose link dropped and has not come back
 
 
 class StepKind(Enum):
@@ -94,14 +113,18 @@ class StepTiming:
 
 @dataclass(frozen=True)
 class Outcome:
-    """How a game ended for this seat: played to the end, stopped by a cheat, or ended by a
-    vote without seats gone for good (`gone`, with the audit of what was played)."""
+    """How a game ended for this seat: played to the end (`final`), stopped by a cheat
+    (`cheat`, with the signed `evidence`; a cheat with no seat is a broken deal, and the
+    audit of the seeds revealed for it names who broke it), ended by a vote without seats gone
+    for good (`gone`), or ended because another seat's client ended it (`ended_by`). The audit
+    of what was played is in `audit_findings` (for a game played to the end, in `final`)."""
 
     final: Final | None = None
     cheat: Cheat | None = None
     evidence: tuple[Frame, ...] = ()
     gone: tuple[int, ...] = ()
     audit_findings: tuple[str, ...] = ()
+    ended_by: int | None = None
 
 
 class Player:
@@ -117,7 +140,38 @@ class Player:
 
     def chat(self, game: PeerGame, seat: int, text: str) -> None: ...
 
+    def presence_changed(self, game: PeerGame, news: PresenceNews) -> None:
+        """A player's link dropped, or came back after a drop (client.presence)."""
+
     def finished(self, game: PeerGame, outcome: Outcome) -> None: ...
+
+
+@dataclass
+class _Peer:
+    """What this seat knows of one other seat's link, and what it has spent on it."""
+
+    heard: float = 0.0  # when it last said anything on its own link
+    step: int = 0  # the step its last heartbeat said it plays
+    have: int = 0  # ... and whose messages of that step it holds
+    answered: tuple[int, float] = (-1, 0.0)  # (its step, when) of the last answer to it
+    asked: int = -1  # our step when we last asked it (it is ahead) for what we lack
+    sent: set[tuple[int, int]] = field(default_factory=set)  # (step, author) sent as answers
+    chat_tokens: float = CHAT_BURST
+    chat_at: float = 0.0
+
+
+@dataclass
+class _Ending:
+    """How this seat ended the game early, recorded before any seed left it."""
+
+    why: str  # "vote", "dispute", "stopped", "followed" (protocol.peer_messages.ENDINGS)
+    step: int
+    gone: int = 0  # seats voted out, as a mask
+    by: int | None = None  # the seat whose ending this one followed
+    reveal: bool = False  # whether this seat reveals its seed, for an audit
+    followed: Ended | None = None  # the ending this one followed
+    cheat: Cheat | None = None
+    evidence: tuple[Frame, ...] = ()
 
 
 class PeerGame(MeshHandler):
@@ -152,6 +206,7 @@ class PeerGame(MeshHandler):
         self.lockstep = Lockstep(
             GameConfig.from_roster(roster, table.identity), seat, seed, executor
         )
+        self.game_id = table.identity
         self._verifiers = [Verifier(member.public_key) for member in roster.seats]
         self.mesh = mesh or Mesh(reactor, identity, roster, seat, self, listener, faults=faults)
         self.gamefile = gamefile
@@ -163,29 +218,36 @@ class PeerGame(MeshHandler):
         self.turn_clock = TurnClock(
             reactor, self.turn_seconds, seat, self._clock_situation, self._time_is_up
         )
+        self.watch = StepWatch(
+            self.players, seat, step_deadline, min(PRESENT_GRACE, step_deadline), abandon_after
+        )
+        self._peers = {other: _Peer() for other in range(self.players) if other != seat}
         self._away_since: dict[int, float] = {}
-        self._votes: dict[int, tuple[int, int]] = {}  # seat: (step, gone mask)
-        self._end_seeds: dict[int, bytes] = {}
+        self.presence = Presence(self.names)
+        self._votes = EndVotes(self.players)
+        self._my_vote: tuple[EndVote, float] | None = None  # and when it was first signed
+        self._escalated: set[int] = set()  # present seats that would not vote with us
+        self.ending: _Ending | None = None
+        self._endings: dict[int, tuple[Ended, float]] = {}  # each other seat's, and when
+        self._seeds: dict[int, bytes] = {}  # revealed for the audit of an early ending
+        self._seed_wait: Any = None
         self.step = 0  # the step being played; the lockstep's own counter moves in a worker thread
         self.inbox: dict[int, dict[int, Frame]] = {}
         self.history: dict[int, list[Frame]] = {}
         self.queued: list[Action] = []
         self.done: Deferred[Outcome] = Deferred()
         self.outcome: Outcome | None = None
-        self._accepted: dict[bytes, bytes] = {}  # hash of each step payload taken in: signature
         self._own_frames: dict[int, Frame] = {}  # signed before a crash, to be sent again
-        self._heard: dict[int, float] = {}  # when each peer last said anything
-        self._peer_steps: dict[int, int] = {}  # the step each peer last said it was at
         self._lingering: Any = None  # after the end, until every peer has the last step
         self._last_beat = 0.0
         self._ticker = LoopingCall(self._tick)
         self._ticker.clock = reactor
         self.timings: list[StepTiming] = []
+        self.dropped: Counter[str] = Counter()  # step messages dropped unread, by why
         self.started_at = self.ended_at = 0.0
         self._step_started: dict[int, float] = {}
         self._busy = False  # composing or playing a step
         self._working = False  # a worker thread is using the lockstep
-        self._deadline: Any = None
         self.view: View = self._snapshot()
 
     # --- starting, acting, stopping -----------------------------------------------------------
@@ -200,18 +262,18 @@ class PeerGame(MeshHandler):
         if not signed_before_a_crash:
             self.player.may_act(self)
 
-    def restore(self, saved: GameFile) -> None:
+    def restore(
+        self, saved: GameFile, each_step: Callable[[StepReport], None] = lambda report: None
+    ) -> None:
         """Pick up a game from this seat's file after a crash: replay every recorded step
         (checking its signatures and everything the lockstep checks), and keep the messages
-        this seat had signed for later steps to send them again, never different ones."""
+        this seat had signed for later steps to send them again, never different ones.
+        `each_step` sees what each replayed step did (the game's story so far)."""
         for step, frames in enumerate(saved.steps):
-            for frame in frames:
-                self._checked(frame)
-            self.lockstep.play({seat: frame[0] for seat, frame in enumerate(frames)})
+            for author, frame in enumerate(frames):
+                self._verified(StepFrame(self.game_id, step, author, *frame))
+            each_step(self.lockstep.play({seat: frame[0] for seat, frame in enumerate(frames)}))
             self.history[step] = list(frames)
-            self._accepted.update(
-                (hashlib.sha256(p).digest(), signature) for p, signature in frames
-            )
             self.step = step + 1
         self._own_frames = {step: f for step, f in saved.own.items() if step >= self.step}
         self._refresh()
@@ -220,7 +282,7 @@ class PeerGame(MeshHandler):
         """Queue this seat's actions for its next message; RuleError at once if the rules do
         not allow them now (after what is already queued)."""
         rules = self.view.rules
-        if self.outcome is not None:
+        if self.outcome is not None or self.ending is not None:
             raise RuleError("the game has ended")
         if rules is None:
             raise RuleError("the cards are still being dealt")
@@ -235,60 +297,107 @@ class PeerGame(MeshHandler):
         self.mesh.broadcast(PeerChat(text))
 
     def stop(self, reason: str) -> None:
-        """Leave the game (the player quit); the others will see this seat disconnect."""
+        """Leave the game (the player quit); the others will see this seat disconnect, and
+        it may come back with `bean-client resume`."""
         self._end(Outcome(), {"kind": "left", "reason": reason})
 
     # --- the mesh -----------------------------------------------------------------------------
 
     def link_up(self, seat: int) -> None:
-        """A peer (re)joined: tell it where we are, so that each sends what the other lacks."""
-        self._heard[seat] = self.reactor.seconds()
+        """A peer (re)joined: tell it where we are, so that each sends what the other lacks,
+        and how the game ended, if it has."""
+        now, peer = self.reactor.seconds(), self._peers[seat]
+        self._peers[seat] = replace(peer, heard=now, sent=set(), answered=(-1, 0.0), asked=-1)
         self._away_since.pop(seat, None)
+        news = self.presence.link_up(seat)
         self._refresh()
+        if self.ending is not None:
+            self._tell_the_ending(seat)
+            return
         self.mesh.send(seat, self._heartbeat())
+        for vote in self._votes.votes.values():
+            self.mesh.send(seat, vote)
+        if news is not None and self.outcome is None:
+            self.player.presence_changed(self, news)
 
-    def link_down(self, seat: int, reason: str) -> None:
+    def link_down(self, seat: int, reason: str, loss: LinkLoss) -> None:
         self._away_since.setdefault(seat, self.reactor.seconds())
+        news = self.presence.link_down(seat, reason, loss)
         self._refresh()
-        if self.outcome is None:
-            self.player.notice(self, f"lost the link to {self.names[seat]}: {reason}")
+        if news is not None and self.outcome is None:
+            self.player.presence_changed(self, news)
 
     def misbehaved(self, seat: int, reason: str) -> None:
-        self._stop(Cheat(seat, self.step, f"broke the link protocol: {reason}"))
+        """The mesh cut a link whose peer broke the link protocol or stopped reading: no
+        signature proves it, so nobody is blamed; the link is dialled again."""
+        if self.outcome is None:
+            self.player.notice(
+                self, f"closed the link to {self.names[seat]} ({reason}); nobody is blamed"
+            )
 
     def received(self, seat: int, message: Message) -> None:
-        self._heard[seat] = self.reactor.seconds()
+        peer = self._peers[seat]
+        peer.heard = self.reactor.seconds()
         if isinstance(message, StepFrame):
             self._step_frame(seat, message)
         elif isinstance(message, Heartbeat):
-            self._peer_steps[seat] = max(message.step, self._peer_steps.get(seat, 0))
-            self._catch_up(seat, message)
+            peer.step, peer.have = message.step, message.have
+            self._answer(seat)
             if self._lingering is not None:
                 self._leave_once_all_have_ended()
         elif isinstance(message, EndVote):
-            self._votes[seat] = (message.step, message.gone)
-            self._count_votes()
-        elif isinstance(message, EndSeed):
-            self._end_seeds[seat] = message.seed
-            self._count_votes()
-        elif isinstance(message, PeerChat):
+            self._vote_received(seat, message)
+        elif isinstance(message, Ended):
+            self._ended_received(seat, message)
+        elif isinstance(message, PeerChat) and self._chat_allowed(peer):
             self.player.chat(self, seat, message.text)
+
+    def _chat_allowed(self, peer: _Peer) -> bool:
+        """A peer's chat lines reach the screen at CHAT_PER_SECOND after a burst; the rest
+        are dropped (a flood must not bury the game)."""
+        now = self.reactor.seconds()
+        peer.chat_tokens = min(
+            CHAT_BURST, peer.chat_tokens + (now - peer.chat_at) * CHAT_PER_SECOND
+        )
+        peer.chat_at = now
+        if peer.chat_tokens < 1:
+            return False
+        peer.chat_tokens -= 1
+        return True
 
     def _heartbeat(self) -> Heartbeat:
         have = sum(1 << seat for seat in self.inbox.get(self.step, {}))
         return Heartbeat(self.step, have)
 
-    def _catch_up(self, seat: int, beat: Heartbeat) -> None:
-        """Send a peer the signed step messages it lacks: of its step, and of every later
-        step this seat has played. If the peer is ahead, ask it the same way."""
-        if beat.step > self.step:
-            self.mesh.send(seat, self._heartbeat())
+    def _answer(self, seat: int) -> None:
+        """A peer said where it is: send it the signed step messages it lacks, of its step
+        and the next (its window), each once on this link; or ask it, if it is ahead. Its
+        heartbeats about one step are answered at most every ANSWER_INTERVAL."""
+        peer, now = self._peers[seat], self.reactor.seconds()
+        if self.ending is not None:
+            return  # it was told how the game ended when its link came up
+        if peer.step > self.step:
+            self._ask(seat)
             return
-        for step in range(beat.step, self.step + 1):
-            held = self._frames_held(step)
-            for author, frame in sorted(held.items()):
-                if step > beat.step or not beat.have & (1 << author):
-                    self.mesh.send(seat, StepFrame(*frame))
+        step, when = peer.answered
+        if peer.step <= step and now - when < ANSWER_INTERVAL:
+            return
+        peer.answered = (peer.step, now)
+        for wanted in (peer.step, peer.step + 1):
+            for author, frame in sorted(self._frames_held(wanted).items()):
+                if author == seat or (wanted == peer.step and peer.have >> author & 1):
+                    continue
+                if (wanted, author) not in peer.sent:
+                    peer.sent.add((wanted, author))
+                    self.mesh.send(seat, StepFrame(self.game_id, wanted, author, *frame))
+
+    def _ask(self, seat: int) -> None:
+        """Tell a peer that is ahead where we are (once per step of ours), so that it
+        answers with what we lack: a seat behind catches up a step per round trip."""
+        peer = self._peers[seat]
+        if peer.asked != self.step:
+            peer.asked = self.step
+            self.mesh.send(seat, self._heartbeat())
 
     def _frames_held(self, step: int) -> dict[int, Frame]:
         if step in self.history:
@@ -296,63 +405,307 @@ class PeerGame(MeshHandler):
         return dict(self.inbox.get(step, {}))
 
     def _tick(self) -> None:
-        """Heartbeats (every second while a step waits, else every few seconds), and links
-        that have been silent too long are dropped, to be dialled again."""
-        if self.outcome is not None:
+        """Heartbeats (every second while a step waits or a peer is behind, so that the
+        others can tell this seat is there; else every few seconds); links that have been
+        silent too long are dropped, to be dialled again; the step's deadline (names a seat
+        holding it up, or votes it out)."""
+        if self.outcome is not None or self.ending is not None:
             return
         now = self.reactor.seconds()
         for seat in sorted(self.mesh.connected):
-            if now - self._heard.get(seat, now) > LINK_SILENCE:
+            if now - self._peers[seat].heard > LINK_SILENCE:
                 self.mesh.drop(seat, f"no word from {self.names[seat]} for {LINK_SILENCE:g} s")
         waiting = 0 < len(self.inbox.get(self.step, {})) < self.players
-        if waiting or now - self._last_beat >= HEARTBEAT_IDLE:
+        behind = any(self._peers[seat].step < self.step for seat in self.mesh.connected)
+        if waiting or behind or now - self._last_beat >= HEARTBEAT_IDLE:
             self._last_beat = now
             self.mesh.broadcast(self._heartbeat())
-        self._vote_if_someone_is_gone(now)
+        self.watch.presence(self._present(now), now)
+        judgement = self.watch.judge(now)
+        if judgement.named:
+            self._withheld(sorted(judgement.named))
+            return
+        self._consider_voting(now, judgement.gone)
+        self._follow_if_stuck()
 
-    # --- a player gone for good: the others vote to end the game -------------------------------
+    def _present(self, now: float) -> set[int]:
+        """Seats whose link is up, that spoke in the last few seconds, and that say they
+        play this step: they hold what they need to send their message."""
+        return {
+            seat
+            for seat in self.mesh.connected - self._left_for_good()
+            if now - self._peers[seat].heard <= PRESENT_SILENCE
+            and self._peers[seat].step >= self.step
+        }
 
-    def _vote_if_someone_is_gone(self, now: float) -> None:
-        """Seats away longer than `abandon_after` are gone for good: vote to end without them
-        (again, on each tick, so that seats that come back in between hear the vote)."""
-        gone = [
+    def _withheld(self, seats: list[int]) -> None:
+        step = self.step
+        seconds = f"{self.step_deadline:g}"
+        names = ", ".join(self.names[s] for s in seats[1:])
+        also = f" (so did {names})" if names else ""
+        reason = f"withheld its message for step {step} for {seconds} seconds while connected{also}"
+        cheat = Cheat(seats[0], step, reason, also=tuple(seats[1:]))
+        self._stop(cheat, tuple(self.inbox.get(step, {}).values()))
+
+    # --- ending early: the vote, the ending, the seeds ------------------------------------------
+
+    def _consider_voting(self, now: float, overdue: frozenset[int]) -> None:
+        """Vote to end without the seats gone for good: away longer than `abandon_after`, or
+        holding up a started step past its deadline plus that time; and, once our vote has
+        stood a deadline long, the present seats that would not vote with us. Each vote is
+        signed for this step; a new one only when the seats change."""
+        if self.abandon_after <= 0:
+            return
+        self._votes.at(self.step)
+        connected = self.mesh.connected
+        away = {
             seat
             for seat, since in self._away_since.items()
-            if seat not in self.mesh.connected and now - since >= self.abandon_after
-        ]
-        if not gone or self.abandon_after <= 0:
+            if seat not in connected and now - since >= self.abandon_after
+        } | {
+            seat for seat, (_, heard) in self._endings.items() if now - heard >= self.abandon_after
+        }
+        if self._my_vote is not None:
+            vote, since = self._my_vote
+            if vote.step == self.step and now - since >= self.step_deadline:
+                self._escalated |= self._votes.not_agreeing(vote.gone) - {self.seat}
+        gone = (set(overdue) | away | self._escalated) - {self.seat}
+        if not gone:
             return
-        vote = EndVote(self.step, sum(1 << seat for seat in gone))
-        if self._votes.get(self.seat) != (vote.step, vote.gone):
-            names = ", ".join(self.names[seat] for seat in gone)
+        mask = mask_of(gone)
+        if self._my_vote is None or self._my_vote[0].gone != mask:
+            vote = sign(self.identity, EndVote(self.game_id, self.step, self.seat, mask))
+            self._my_vote = (vote, now)
+            self._votes.add(vote)
+            names = ", ".join(self.names[seat] for seat in sorted(gone))
             self.player.notice(self, f"{names} gone for good: asking the others to end the game")
-        self._votes[self.seat] = (vote.step, vote.gone)
-        self.mesh.broadcast(vote)
-        self._count_votes()
+            self.mesh.broadcast(vote)
+        self._end_if_unanimous()
 
-    def _count_votes(self) -> None:
-        """Unanimity among the seats still here: reveal the seed; all seeds in: the end."""
-        mine = self._votes.get(self.seat)
-        if mine is None or self.outcome is not None:
+    def _vote_received(self, link: int, vote: EndVote) -> None:
+        if self.ending is not None or not self._ours(vote) or vote.step != self.step:
+            return  # a vote for another step lapsed, or is not due yet
+        self._votes.at(self.step)
+        if self._votes.votes.get(vote.seat) == vote or not self._verified_or_cut(link, vote):
             return
-        step, gone = mine
-        present = [seat for seat in range(self.players) if not gone & (1 << seat)]
-        if any(self._votes.get(seat) != mine for seat in present):
+        self._votes.add(vote)
+        if link == vote.seat:
+            self.mesh.broadcast(vote, skip=(vote.seat,))
+        self._end_if_unanimous()
+        self._follow_if_stuck()  # a vote that ended the game without this seat, most signed
+
+    def _end_if_unanimous(self) -> None:
+        if self._my_vote is None or self.ending is not None:
             return
-        if self.seat not in self._end_seeds:
-            self._end_seeds[self.seat] = self.lockstep.deck.reveal_seed().seed
-            self.mesh.broadcast(EndSeed(self._end_seeds[self.seat]))
-        if all(seat in self._end_seeds for seat in present):
-            seeds = {seat: self._end_seeds.get(seat) for seat in range(self.players)}
-            findings = self.lockstep.audit_unfinished(seeds)
-            missing = tuple(seat for seat in range(self.players) if gone & (1 << seat))
-            record = {
-                "kind": "abandoned",
-                "gone": list(missing),
-                "step": step,
-                "audit": list(findings),
-            }
-            self._end(Outcome(gone=missing, audit_findings=findings), record)
+        mine = self._my_vote[0]
+        votes = self._votes.unanimous(mine.gone) if mine.step == self.step else None
+        if votes is None:
+            return
+        record = {
+            "kind": "abandoned",
+            "step": self.step,
+            "gone": list(seats_in(mine.gone)),
+            "votes": [vote.to_wire() for vote in votes],
+        }
+        self._conclude(_Ending("vote", self.step, mine.gone, reveal=True), record)
+
+    def _conclude(self, ending: _Ending, record: dict[str, Any]) -> None:
+        """End the game here for good: write so to the game file and make it durable, and
+        only then tell the others, with this seat's seed if the ending calls for an audit.
+        From now on this seat signs no step message and applies no step, even after a
+        restart (the game file is finished)."""
+        if self.ending is not None or self.outcome is not None:
+            return
+        self.ending = ending
+        self.gamefile.write(record)
+        self.gamefile.sync()
+        self.turn_clock.stop()
+        if self._ticker.running:
+            self._ticker.stop()
+        seed = self.lockstep.deck.reveal_seed().seed if ending.reveal else None
+        if seed is not None:
+            self._seeds[self.seat] = seed
+        self._ended = sign(
+            self.identity,
+            Ended(self.game_id, ending.step, self.seat, ending.why, ending.gone, seed),
+        )
+        self._refresh()
+        self.mesh.broadcast(self._ended)
+        if not ending.reveal:
+            self._audited(())
+            return
+        self._seed_wait = self.reactor.callLater(self.step_deadline, self._audit_what_was_played)
+        self._audit_when_every_seed_is_in()
+
+    def _tell_the_ending(self, seat: int) -> None:
+        """A peer (back) with us after we ended: the votes behind the ending, the signed
+        ending, and the endings of the others we hold (with their seeds)."""
+        assert self.ending is not None
+        if self.ending.why == "vote":
+            for vote in self._votes.votes.values():
+                self.mesh.send(seat, vote)
+        self.mesh.send(seat, self._ended)
+        for other, _ in self._endings.values():
+            if other.seat != seat:
+                self.mesh.send(seat, other)
+
+    def _ended_received(self, link: int, ended: Ended) -> None:
+        """Another seat ended the game: it will never sign a step message again, so nobody
+        can play past the step it ended at. A seat that declares an ending at a step it has
+        already signed its way past contradicts itself (the two signed messages prove it)."""
+        if not self._ours(ended) or ended.seat == self.seat or ended.seat in self._endings:
+            return
+        if not self._verified_or_cut(link, ended):
+            return
+        self._endings[ended.seat] = (ended, self.reactor.seconds())
+        if link == ended.seat:
+            self.mesh.broadcast(ended, skip=(ended.seat,))
+        if ended.seed is not None:
+            self._seeds[ended.seat] = ended.seed
+        if self.ending is not None:
+            self._audit_when_every_seed_is_in()
+            if self._lingering is not None:
+                self._leave_once_all_have_ended()
+            return
+        later = [
+            (step, frames[ended.seat])
+            for step, frames in self._held_steps()
+            if step > ended.step and ended.seat in frames
+        ]
+        if later:
+            step, frame = later[0]
+            reason = (
+                f"declared the game ended at step {ended.step}, then signed its message for "
+                f"step {step}"
+            )
+            self._stop(Cheat(ended.seat, step, reason), (frame,), ended)
+            return
+        self._follow_if_stuck()
+
+    def _held_steps(self) -> list[tuple[int, dict[int, Frame]]]:
+        played = [(step, dict(enumerate(frames))) for step, frames in self.history.items()]
+        return played + sorted(self.inbox.items())
+
+    def _follow_if_stuck(self) -> None:
+        """Follow another seat's ending where it binds this seat too:
+
+        - a vote this seat is not excluded by (nobody plays the step a vote ended the game
+          at), or one that excluded it but that most of the table signed (it was away);
+        - a broken deal, once this seat cannot play on: it is past the step the other ended
+          at, or that step still lacks messages FOLLOW_GRACE after the ending came (a step
+          that completes is played first: the same broken card may show here).
+
+        Any other ending (a stop for a cheat, a vote of a few seats without this one) only
+        says that its author will never play again: it has left for good, and owes what it
+        owes; the step's deadline judges it (`_present`, `_consider_voting`)."""
+        if self.ending is not None or self.outcome is not None or self._busy:
+            return
+        now = self.reactor.seconds()
+        complete = len(self.inbox.get(self.step, {})) == self.players
+        for seat, (ended, heard) in sorted(self._endings.items()):
+            if ended.why == "vote":
+                binding = not ended.gone >> self.seat & 1 or self._excluded_by_most(ended)
+            elif ended.why == "dispute":
+                stuck = not complete and now - heard >= FOLLOW_GRACE
+                binding = ended.step < self.step or stuck
+            else:
+                binding = False
+            if binding:
+                record = {
+                    "kind": "ended_by",
+                    "seat": seat,
+                    "step": ended.step,
+                    "why": ended.why,
+                    "ended": ended.to_wire(),
+                }
+                following = _Ending(
+                    "followed",
+                    self.step,
+                    ended.gone,  # seats the vote excused from the audit
+                    by=seat,
+                    reveal=ended.seed is not None,
+                    followed=ended,
+                )
+                self._conclude(following, record)
+                return
+
+    def _excluded_by_most(self, ended: Ended) -> bool:
+        """Whether this seat holds the signed votes of most of the table to end at the step
+        it plays without it (it was away: a crash, a cut link)."""
+        if ended.step != self.step or self._votes.step != self.step:
+            return False
+        votes = self._votes.unanimous(ended.gone)
+        return votes is not None and 2 * len(votes) > self.players
+
+    def _left_for_good(self) -> set[int]:
+        """Seats that ended the game in a way this seat does not follow: they will never send
+        another message, wherever their links are."""
+        return set(self._endings)
+
+    def _audit_when_every_seed_is_in(self) -> None:
+        ending = self.ending
+        if ending is None or not ending.reveal or self._seed_wait is None:
+            return
+        owed = [s for s in range(self.players) if not ending.gone >> s & 1]
+        if all(seat in self._seeds for seat in owed):
+            self._audit_what_was_played()
+
+    def _audit_what_was_played(self) -> None:
+        """The audit of an early ending, from every seed revealed: a seat that owed its seed
+        and withheld it is a finding against it; a seat voted out owed none."""
+        if self._seed_wait is None:
+            return
+        if self._seed_wait.active():
+            self._seed_wait.cancel()
+        self._seed_wait = None
+        ending = self.ending
+        assert ending is not None
+        seeds = {seat: self._seeds.get(seat) for seat in range(self.players)}
+        excused = seats_in(ending.gone)
+        work = self._in_thread(self.lockstep.audit_unfinished, seeds, excused, heavy=True)
+        work.addCallback(self._audited)
+        work.addErrback(self._crashed)
+
+    def _audited(self, findings: tuple[str, ...]) -> None:
+        ending = self.ending
+        assert ending is not None
+        claimed = ending.followed
+        if claimed is not None and claimed.why == "dispute" and not findings:
+            findings = (
+                f"seat {claimed.seat}: said the deal broke at step {claimed.step}, but every "
+                "seat's messages follow from its seed (its signed ending is the evidence)",
+            )
+        outcome = Outcome(
+            cheat=ending.cheat,
+            evidence=ending.evidence,
+            gone=seats_in(ending.gone) if ending.why == "vote" else (),
+            audit_findings=findings,
+            ended_by=ending.by,
+        )
+        self._end(outcome, {"kind": "audit", "findings": list(findings)})
+
+    def _ours(self, message: Signed) -> bool:
+        """A signed message for this game and a seat at its table (another game's, such as
+        an old game's replayed after a rematch with the same seats, is ignored: nobody is
+        blamed)."""
+        return message.game == self.game_id and message.seat < self.players
+
+    def _verified_or_cut(self, link: int, message: Signed) -> bool:
+        """Whether the message's signature is its author's; if not, the link that carried it
+        broke the protocol: it is closed, and nobody is blamed (no signature proves who made
+        it; the sealed link only says who sent it, to this seat alone)."""
+        try:
+            message.verify(self._verifiers[message.seat])
+        except SignatureError as error:
+            who = "its own" if link == message.seat else f"{self.names[message.seat]}'s"
+            self.mesh.drop(link, f"it sent a message in {who} name whose signature fails: {error}")
+            self.player.notice(
+                self,
+                f"{self.names[link]}'s client sent a message whose signature fails; its link "
+                "is closed and nobody is blamed",
+            )
+            return False
+        return True
 
     # --- the turn clock ------------------------------------------------------------------------
 
@@ -362,85 +715,86 @@ class PeerGame(MeshHandler):
         return self.turn_clock.seconds_left()
 
     def _clock_situation(self) -> Situation:
-        rules = self.view.rules if self.outcome is None else None
+        rules = self.view.rules if self.outcome is None and self.ending is None else None
         return rules, self.view.hand, bool(self.queued)
 
     def _time_is_up(self, actions: list[Action]) -> None:
         self.player.notice(self, "your time is up: the default moves are made for you")
         self.submit(actions)
 
+    # --- step messages -------------------------------------------------------------------------
+
     def _step_frame(self, link: int, frame: StepFrame) -> None:
-        if self.outcome is not None:
+        """A signed step message, from its author or relayed. Its header is checked first:
+        this game, a seat of it, the step being played or the next; anything else is dropped
+        unread, but for the step just played, whose messages are held: one that differs
+        from the one held may be the other half of an equivocation (a seat that played it
+        with one version hears of the other from a seat that got that one), and is checked
+        against it. Then a copy of what is held is dropped, the signature is checked (a bad
+        one closes the link), the body is read (a malformed body its author signed is a
+        cheat), and only then is it relayed and kept."""
+        if self.outcome is not None or self.ending is not None:
             return
-        digest = hashlib.sha256(frame.payload).digest()
-        if self._accepted.get(digest) == frame.signature:
-            return  # a relayed or resent copy of what we already checked (signatures are
-            # deterministic: the same message with another signature is checked, and blamed)
-        current = self.step
+        if not self._ours(frame):
+            self.dropped["another game"] += 1
+            return
+        just_played = frame.step == self.step - 1
+        if frame.step < self.step - 1:
+            self.dropped["played already"] += 1  # a relayed copy, late
+            return
+        if frame.step > self.step + 1:
+            self.dropped["ahead of the window"] += 1
+            return  # not reachable yet: heartbeats bring it when it is due
+        held = self._frame_of(frame.step, frame.seat)
+        if held == frame.frame:
+            self.dropped["copies"] += 1
+            return
+        if just_played and held is None:
+            self.dropped["played already"] += 1
+            return
+        if not self._verified_or_cut(link, frame):
+            return
         try:
-            body = self._checked((frame.payload, frame.signature))
+            frame.read()
         except MessageError as error:
-            self._stop(Cheat(link, current, f"sent a malformed step message: {error}"))
+            reason = f"signed a malformed step message: {error}"
+            self._stop(Cheat(frame.seat, frame.step, reason), (frame.frame,))
             return
-        except SignatureError as error:
-            body = StepBody.decode(frame.payload)
-            who = "sent" if link == body.seat else f"relayed as seat {body.seat}'s"
-            reason = f"{who} a step message whose signature fails: {error}"
-            self._stop(Cheat(link, body.step, reason), ((frame.payload, frame.signature),))
-            return
-        if body.game != self.lockstep.config.game_id:
-            self._another_game(link, body)
-            return
-        author, step = body.seat, body.step
-        if link == author:  # relay first: a conflict must reach everyone, not just us
+        author, step = frame.seat, frame.step
+        if link == author and not just_played:  # relay first: a conflict must reach everyone
             self.mesh.broadcast(frame, skip=(author,))
-        known = self._frame_of(step, author)
-        if known is not None:
-            if known[0] != frame.payload:
-                self.mesh.broadcast(StepFrame(*known), skip=(author,))  # both, as proof
-                reason = f"signed two different messages for step {step} (equivocation)"
-                self._stop(Cheat(author, step, reason), (known, (frame.payload, frame.signature)))
+        if held is not None:
+            self.mesh.broadcast(StepFrame(self.game_id, step, author, *held), skip=(author,))
+            reason = f"signed two different messages for step {step} (equivocation)"
+            self._stop(Cheat(author, step, reason), (held, frame.frame))
             return
-        if not current <= step <= current + AHEAD_WINDOW:
-            return  # long gone, or far ahead: heartbeats bring it when it is due
-        self.inbox.setdefault(step, {})[author] = (frame.payload, frame.signature)
-        self._accepted[digest] = frame.signature
-        self._step_started.setdefault(step, self.reactor.seconds())
+        self.inbox.setdefault(step, {})[author] = frame.frame
+        self._started(step)
         self._pump()
 
-    def _another_game(self, link: int, body: StepBody) -> None:
-        """A step message signed for another game identity is never taken in. Relayed, it is
-        a replay (of a game with the same lobby id): ignored. From its own author, that seat
-        plays another table than this one (the lobby gave the players different rosters and
-        sits in the middle): the game stops before anything more is dealt, blaming nobody."""
-        if link != body.seat:
-            return
-        reason = (
-            f"{self.names[link]}'s client plays another game than this one (its messages "
-            "name another game identity): the players do not all have the same table. "
-            "Compare the table codes; the lobby may sit between the players"
-        )
-        self._stop(Cheat(None, self.step, reason))
-
-    def _checked(self, frame: Frame) -> StepBody:
-        """The body of a signed step message whose signature is its author's (MessageError
-        for a malformed body, SignatureError for a bad signature)."""
-        body = StepBody.decode(frame[0])
-        if body.seat >= self.players:
-            raise MessageError(f"there is no seat {body.seat} in this game")
-        self._verifiers[body.seat].verify(SignedEnvelope(STEP_DOMAIN, *frame), STEP_DOMAIN)
-        return body
+    def _verified(self, frame: StepFrame) -> StepBody:
+        """The body of a recorded frame whose signature is its author's (SignatureError or
+        MessageError otherwise)."""
+        frame.verify(self._verifiers[frame.seat])
+        return frame.read()
 
     def _frame_of(self, step: int, seat: int) -> Frame | None:
         if step in self.history:
             return self.history[step][seat]
         return self.inbox.get(step, {}).get(seat)
 
+    def _started(self, step: int) -> None:
+        now = self.reactor.seconds()
+        self._step_started.setdefault(step, now)
+        if step == self.step:
+            self.watch.begin(step, now)
+            self.watch.arrived = set(self.inbox.get(step, {}))
+
     # --- the steps ----------------------------------------------------------------------------
 
     def _pump(self) -> None:
         """Do whatever the current step needs next."""
-        if self._busy or self.outcome is not None:
+        if self._busy or self.outcome is not None or self.ending is not None:
             return
         step = self.step
         frames = self.inbox.setdefault(step, {})
@@ -449,11 +803,13 @@ class PeerGame(MeshHandler):
         if self.seat not in frames:
             if self.lockstep.urgent() or frames or self.queued:
                 self._compose(step)
+            else:
+                self._follow_if_stuck()
             return
         if len(frames) == self.players:
             self._play(step)
         else:
-            self._arm_deadline()
+            self._follow_if_stuck()
         self._refresh()
 
     def _compose(self, step: int) -> None:
@@ -475,32 +831,41 @@ class PeerGame(MeshHandler):
     def _publish(self, step: int, payload: bytes) -> None:
         """Sign this seat's message for the step, make it durable, and send it to every peer
         (durable first: after a crash the same message is sent again, never another)."""
-        if self.outcome is not None:
+        if self.outcome is not None or self.ending is not None:
             return
-        frame = (payload, self.identity.sign(STEP_DOMAIN, payload).signature)
+        frame = sign(self.identity, StepFrame(self.game_id, step, self.seat, payload)).frame
         self.gamefile.own(step, frame)
         self._send_own(step, frame)
 
     def _send_own(self, step: int, frame: Frame) -> None:
         self.inbox.setdefault(step, {})[self.seat] = frame
-        self._accepted[hashlib.sha256(frame[0]).digest()] = frame[1]
-        self._step_started.setdefault(step, self.reactor.seconds())
-        self.mesh.broadcast(StepFrame(*frame))
+        self._started(step)
+        self.mesh.broadcast(StepFrame(self.game_id, step, self.seat, *frame))
 
     def _play(self, step: int) -> None:
-        self._cancel_deadline()
         frames = [self.inbox[step][seat] for seat in range(self.players)]
         payloads = {seat: frame[0] for seat, frame in enumerate(frames)}
         self._busy = True
         work = self._in_thread(self.lockstep.play, payloads)
 
         def played(report: StepReport) -> None:
-            if self.outcome is not None:  # stopped (a cheat seen meanwhile) while it was applied
-                return
+            if self.outcome is not None or self.ending is not None:
+                return  # the game ended (a cheat seen meanwhile) while the step was applied
             self.gamefile.step(step, frames)
+            rules = self.lockstep.rules
+            if self.lockstep.final is None and rules is not None and rules.phase is Phase.OVER:
+                # The game is over: the next message reveals this seat's seed, so the final
+                # state goes to disk first.
+                self.gamefile.write({"kind": "over", "step": step, "state": state_hash(rules)})
+                self.gamefile.sync()
             self.history[step] = frames
             del self.inbox[step]
             self.step = step + 1
+            self._votes.at(self.step)
+            self._my_vote, self._escalated = None, set()  # a vote lapses with its step
+            self.watch.waiting(self.step)
+            if self.inbox.get(self.step):
+                self._started(self.step)
             started = self._step_started.pop(step, self.reactor.seconds())
             if self.view.dealing is not None:  # the view as the step began
                 kind = StepKind.DECK_ROUND
@@ -509,6 +874,9 @@ class PeerGame(MeshHandler):
                 kind = StepKind.GAME if self.lockstep.final is None else StepKind.AUDIT
             self.timings.append(StepTiming(step, self.reactor.seconds() - started, kind))
             self._refresh()
+            for seat, peer in self._peers.items():
+                if peer.step > self.step:
+                    self._ask(seat)
             self.turn_clock.check()
             self.player.step_played(self, report)
             if self.lockstep.final is not None:
@@ -516,20 +884,22 @@ class PeerGame(MeshHandler):
 
         def cheated(failure: Failure) -> None:
             failure.trap(Cheat)
-            if self.outcome is None:
+            if self.outcome is None and self.ending is None:
                 self._stop(failure.value, tuple(frames))
 
         work.addCallbacks(played, cheated)
         work.addErrback(self._crashed)
         work.addBoth(self._idle)
 
-    def _in_thread(self, function: Any, *args: Any) -> Deferred[Any]:
+    def _in_thread(self, function: Any, *args: Any, heavy: bool = False) -> Deferred[Any]:
         """Run heavy lockstep work (a deck round's shuffle or proofs, the set-up, the audit)
         in a worker thread, so the screen never freezes; while it runs, the view stays as it
         was. An ordinary step takes about a millisecond and runs here at once: handing it to
         a thread would only add latency."""
         rules = self.lockstep.rules
-        heavy = self.lockstep.dealing is not None or rules is None or rules.phase is Phase.OVER
+        heavy = (
+            heavy or self.lockstep.dealing is not None or rules is None or rules.phase is Phase.OVER
+        )
         if not heavy:
             return maybeDeferred(function, *args)
         self._working = True
@@ -549,51 +919,37 @@ class PeerGame(MeshHandler):
         log.failure("the game driver failed", failure)
         self._end(Outcome(), {"kind": "stopped", "seat": None, "reason": failure.getErrorMessage()})
 
-    # --- deadlines, the end -------------------------------------------------------------------
+    # --- stopping, the end --------------------------------------------------------------------
 
-    def _arm_deadline(self) -> None:
-        if self._deadline is None:
-            self._deadline = self.reactor.callLater(self.step_deadline, self._deadline_passed)
-
-    def _cancel_deadline(self) -> None:
-        if self._deadline is not None and self._deadline.active():
-            self._deadline.cancel()
-        self._deadline = None
-
-    def _deadline_passed(self) -> None:
-        """A seat that is connected yet has not sent its message is withholding it; one that
-        is disconnected is waited for (it may come back)."""
-        self._deadline = None
-        step = self.step
-        missing = [s for s in range(self.players) if s not in self.inbox.get(step, {})]
-        connected = [s for s in missing if s in self.mesh.connected]
-        if connected:
-            seconds = f"{self.step_deadline:g}"
-            reason = f"withheld its message for step {step} for {seconds} seconds while connected"
-            self._stop(Cheat(connected[0], step, reason), tuple(self.inbox.get(step, {}).values()))
+    def _stop(
+        self, cheat: Cheat, evidence: Sequence[Frame] = (), ended: Ended | None = None
+    ) -> None:
+        """A cheat: the game stops here, naming the seat on the signed evidence. A broken deal
+        (a cheat with no seat) is a dispute: every seat reveals its seed once it has recorded
+        the end, and the audit of what was played names who broke it."""
+        if self.outcome is not None or self.ending is not None:
             return
-        names = ", ".join(self.names[s] for s in missing)
-        self.player.notice(self, f"waiting for {names} (disconnected)")
-        self._arm_deadline()
-
-    def _stop(self, cheat: Cheat, evidence: Sequence[Frame] = ()) -> None:
-        if self.outcome is not None:
-            return
-        record = {
+        record: dict[str, Any] = {
             "kind": "stopped",
             "seat": cheat.seat,
+            "also": list(cheat.also),
             "step": cheat.step,
             "reason": cheat.reason,
             "evidence": [list(frame) for frame in evidence],
         }
-        self._end(Outcome(cheat=cheat, evidence=tuple(evidence)), record)
+        if ended is not None:
+            record["ended"] = ended.to_wire()
+        why = "dispute" if cheat.seat is None else "stopped"
+        ending = _Ending(
+            why, self.step, reveal=cheat.seat is None, cheat=cheat, evidence=tuple(evidence)
+        )
+        self._conclude(ending, record)
 
     def _end(self, outcome: Outcome, record: dict[str, Any]) -> None:
         if self.outcome is not None:
             return
         self.outcome = outcome
         self.ended_at = self.reactor.seconds()
-        self._cancel_deadline()
         if self._ticker.running:
             self._ticker.stop()
         self.turn_clock.stop()
@@ -602,19 +958,24 @@ class PeerGame(MeshHandler):
         self.gamefile.close()
         self._refresh()
         self.player.finished(self, outcome)
-        if outcome.final is None:
-            self._leave()
+        if outcome.final is None and self.ending is None:
+            self._leave()  # this seat left (it may come back): nothing to tell anyone
             return
         # A peer behind (back from a crash, or its link down as the last step went round)
-        # can only get the last steps from us: stay, answering heartbeats, until every peer
-        # says it has ended too, or a step deadline has passed.
-        self.mesh.broadcast(self._heartbeat())
+        # can only learn the end from us: stay, answering it, until every peer says it has
+        # ended too, or a step deadline has passed.
+        if outcome.final is not None:
+            self.mesh.broadcast(self._heartbeat())
         self._lingering = self.reactor.callLater(self.step_deadline, self._leave)
         self._leave_once_all_have_ended()
 
     def _leave_once_all_have_ended(self) -> None:
         others = [seat for seat in range(self.players) if seat != self.seat]
-        if all(self._peer_steps.get(seat, 0) >= self.step for seat in others):
+        if self.ending is not None:
+            done = all(seat in self._endings for seat in others)
+        else:
+            done = all(self._peers[seat].step >= self.step for seat in others)
+        if done:
             self._leave()
 
     def _leave(self) -> None:
@@ -638,8 +999,9 @@ class PeerGame(MeshHandler):
         received = self.inbox.get(self.step, {})
         connected = frozenset(self.mesh.connected)
         missing = frozenset(s for s in range(self.players) if s not in received)
+        away = self.presence.away
         if self._working:
-            return replace(self.view, connected=connected, missing=missing)
+            return replace(self.view, connected=connected, missing=missing, away=away)
         lockstep = self.lockstep
         return View(
             seat=self.seat,
@@ -650,6 +1012,7 @@ class PeerGame(MeshHandler):
             connected=connected,
             missing=missing,
             dealing=lockstep.dealing,
+            away=away,
         )
 
 

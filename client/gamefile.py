@@ -27,6 +27,10 @@ _PREFIX = struct.Struct(">I")
 MAX_RECORD = 64 * 1024 * 1024
 
 Frame = tuple[bytes, bytes]  # a signed step message: (payload, signature)
+#: Records that end a game for good: played to the end, stopped by a cheat or a broken deal,
+#: ended by a vote without seats gone for good, or ended following another seat's ending. Each
+#: is written and synced before this seat reveals its seed; an "audit" record may follow.
+ENDINGS = ("end", "stopped", "abandoned", "ended_by")
 
 
 def data_home() -> Path:
@@ -115,7 +119,7 @@ class GameFile:
     contributions: tuple[bytes, ...] = ()
     steps: list[list[Frame]] = field(default_factory=list)
     own: dict[int, Frame] = field(default_factory=dict)  # this seat's messages, by step
-    end: dict[str, Any] | None = None  # the last "end", "stopped" or "abandoned" record
+    end: dict[str, Any] | None = None  # the last of the ENDINGS records, with its audit
     whole: int = 0  # bytes up to the end of the last whole record
 
     @property
@@ -151,8 +155,10 @@ class GameFile:
             elif record.get("kind") == "own":
                 payload, signature = record["frame"]
                 game.own[record["step"]] = (bytes(payload), bytes(signature))
-            elif record.get("kind") in ("end", "stopped", "abandoned"):
+            elif record.get("kind") in ENDINGS:
                 game.end = record
+            elif record.get("kind") == "audit" and game.end is not None:
+                game.end = {**game.end, "audit": record.get("findings")}
         return game
 
     def writer(self) -> GameFileWriter:

@@ -10,17 +10,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import sys
 from typing import Any
 
-from twisted.internet.defer import Deferred, DeferredList
-from twisted.internet.error import ProcessDone
-from twisted.internet.process import reapAllProcesses
-from twisted.internet.protocol import ProcessProtocol
-from twisted.internet.task import LoopingCall
-from twisted.python.failure import Failure
+from twisted.internet.defer import DeferredList
 
+from client.bot_process import spawn_bot
 from client.identity_store import load_or_create
 from lobby.limits import LobbyLimits
 from lobby.service import makeService
@@ -28,8 +22,6 @@ from protocol.table import MIN_PROOF_ROUNDS
 
 LOCAL = "127.0.0.1"
 PLAY_LOBBY_PROFILE = "play-lobby"
-STOP_GRACE = 10.0  # seconds a stopped bot may take to end before it is killed
-REAP_SECONDS = 0.5
 
 
 async def start_lobby(reactor: Any) -> tuple[Any, int]:
@@ -45,69 +37,6 @@ async def start_lobby(reactor: Any) -> tuple[Any, int]:
     service.startService()
     port = await service.getServiceNamed("listener").listening
     return service, port.getHost().port
-
-
-class BotProcess(ProcessProtocol):
-    """One `bean-client bot` process: its output, and a way to stop it."""
-
-    def __init__(self) -> None:
-        self.out = bytearray()
-        self.err = bytearray()
-        self.ended: Deferred[tuple[bytes, bytes, int]] = Deferred()
-
-    def outReceived(self, data: bytes) -> None:
-        self.out += data
-
-    def errReceived(self, data: bytes) -> None:
-        self.err += data
-
-    def processEnded(self, reason: Failure) -> None:
-        code = 0 if reason.check(ProcessDone) else (reason.value.exitCode or 1)
-        self.ended.callback((bytes(self.out), bytes(self.err), code))
-
-    def stop(self, reactor: Any, grace: float = STOP_GRACE) -> None:
-        """Ask the bot to end (SIGTERM); one still running after `grace` seconds is killed."""
-        if self.ended.called:
-            return
-        self.transport.signalProcess("TERM")
-
-        def kill() -> None:
-            if not self.ended.called:
-                self.transport.signalProcess("KILL")
-
-        timer = reactor.callLater(grace, kill)
-
-        def ended(result: object) -> object:
-            if timer.active():
-                timer.cancel()
-            return result
-
-        self.ended.addBoth(ended)
-
-
-def spawn_bot(reactor: Any, arguments: list[str]) -> BotProcess:
-    process = BotProcess()
-    reactor.spawnProcess(
-        process, sys.executable, [sys.executable, *arguments], env=dict(os.environ)
-    )
-    _reap_until_ended(reactor, process)
-    return process
-
-
-def _reap_until_ended(reactor: Any, process: BotProcess) -> None:
-    """Look for the bot's exit every REAP_SECONDS. Twisted hears SIGCHLD through the signal
-    wakeup fd, which asyncio takes over while prompt_toolkit's prompt runs and clears when
-    it ends; from then on a bot's exit would go unnoticed and `ended` never fire."""
-    reaper = LoopingCall(reapAllProcesses)
-    reaper.clock = reactor
-    reaper.start(REAP_SECONDS, now=False)
-
-    def ended(result: object) -> object:
-        if reaper.running:
-            reaper.stop()
-        return result
-
-    process.ended.addBoth(ended)
 
 
 def bot_command(args: argparse.Namespace, port: int, seats: int, number: int) -> list[str]:

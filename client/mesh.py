@@ -11,17 +11,23 @@ is reported as a problem of the link (`link_down`) and never as the seat's doing
 that dialled dials again with backoff.
 
 The mesh moves frames; it does not judge them. What arrives on a link goes to a `MeshHandler`
-with the seat it came from (the game driver decides what a frame means).
+with the seat it came from (the game driver decides what a frame means). What a link does is
+never evidence against a seat: a peer that breaks the link protocol, or stops reading what is
+sent to it, loses the link (`MAX_UNREAD_BYTES` bounds what waits for it), and nobody is blamed.
+A link that goes down is reported with the reason in words and its kind (`LinkLoss`: closed by
+the peer, broken on the way, silent, refused...), which is all this side can know of why.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from enum import Enum
 from typing import Any
 
 from twisted.internet.defer import Deferred, DeferredList, succeed
 from twisted.internet.endpoints import HostnameEndpoint, serverFromString
-from twisted.internet.interfaces import IHandshakeListener, IListeningPort
+from twisted.internet.error import ConnectionDone
+from twisted.internet.interfaces import IHandshakeListener, IListeningPort, IPushProducer
 from twisted.internet.protocol import Factory, Protocol, connectionDone
 from twisted.logger import Logger
 from twisted.python.failure import Failure
@@ -29,7 +35,7 @@ from zope.interface import implementer
 
 from client import sealed
 from client.faults import FrameFaults
-from client.lan_checks import explain_peer_link_failure
+from client.lan_checks import PeerRefused, explain_peer_link_failure
 from protocol.identity import Identity, fingerprint
 from protocol.messages import PROTOCOL_VERSION, FrameDecoder, GameStart, Message, MessageError
 from protocol.messages import encode as encode_message
@@ -49,6 +55,22 @@ UNKNOWN_GAME_WAIT = 15.0  # a peer may dial before this client has read the rost
 REDIAL_DELAYS = (0.2, 0.5, 1.0, 2.0, 4.0, 8.0)
 HANDSHAKE_TIMEOUT = 10.0
 CLOSE_GRACE = 5.0  # seconds a closing link may take to send what it holds
+#: Bytes this client lets wait for a peer that has stopped reading (written after the link's
+#: own buffer filled up). The most an honest peer can be owed at once is a catch-up answer
+#: (client/game.py bounds each), far below this; past it the link is cut, not buffered for ever.
+MAX_UNREAD_BYTES = 4 * 1024 * 1024
+
+
+class LinkLoss(Enum):
+    """Why a link to a seat is down, as far as this end can tell."""
+
+    CLOSED = "closed"  # the peer's end closed the connection: its client ended or was stopped
+    BROKEN = "broken"  # reset or cut on the way: the network, or the peer's machine
+    SILENT = "silent"  # nothing heard for too long (this end dropped it)
+    NOT_LISTENING = "not listening"  # dialled: the peer's machine refuses, no client listens
+    UNREACHABLE = "unreachable"  # dialled: no answer, or no route to the peer's machine
+    TAMPERED = "tampered"  # TLS refused the link's bytes
+    REFUSED = "refused"  # the peer broke the link protocol or showed another key
 
 
 class MeshHandler:
@@ -56,13 +78,14 @@ class MeshHandler:
 
     def link_up(self, seat: int) -> None: ...
 
-    def link_down(self, seat: int, reason: str) -> None: ...
+    def link_down(self, seat: int, reason: str, loss: LinkLoss) -> None: ...
 
     def received(self, seat: int, message: Message) -> None: ...
 
     def misbehaved(self, seat: int, reason: str) -> None:
-        """A peer wrote, on its own sealed link, something that breaks the link protocol (no
-        signature proves it to anyone else: it is no evidence against the seat)."""
+        """A peer wrote, on its own sealed link, something that breaks the link protocol, or
+        stopped reading it; the link is closed. No signature proves it to anyone else, so it
+        is no evidence against the seat."""
 
 
 TAMPERED = (
@@ -71,9 +94,13 @@ TAMPERED = (
 )
 
 
-@implementer(IHandshakeListener)
+@implementer(IHandshakeListener, IPushProducer)
 class PeerLink(Protocol):
-    """One sealed connection to a peer: TLS, the hellos, then framed messages."""
+    """One sealed connection to a peer: TLS, the hellos, then framed messages.
+
+    It is also the producer of what it writes: the transport pauses it when its buffer is
+    full (the peer does not read), and what is written while paused is counted against
+    MAX_UNREAD_BYTES."""
 
     def __init__(self, listener: PeerListener | None, mesh: Mesh | None, seat: int | None) -> None:
         self.listener = listener  # set on accepted links until the game is known
@@ -86,8 +113,10 @@ class PeerLink(Protocol):
         self.authenticated = False
         self.closed = False
         self.failure: str | None = None  # why this side dropped the link, if it did
+        self.loss = LinkLoss.REFUSED  # what kind of loss `failure` is
         self.lost: Deferred[None] = Deferred()  # fires when the connection is gone
         self._timeout: Any = None
+        self.unread: int | None = None  # bytes written since the transport paused us, if it did
 
     # --- Twisted ---
 
@@ -96,6 +125,7 @@ class PeerLink(Protocol):
         # algorithm holds a frame until the previous one is acknowledged (up to the 40 ms of
         # a delayed ACK), which was most of a step's latency.
         self.transport.setTcpNoDelay(True)
+        self.transport.registerProducer(self, True)
         reactor = self._reactor()
         self._timeout = reactor.callLater(HANDSHAKE_TIMEOUT, self._handshake_timed_out)
         if not self.sealed:
@@ -136,13 +166,14 @@ class PeerLink(Protocol):
         if not self.lost.called:
             self.lost.callback(None)
         if self.failure is None and sealed.integrity_failure(reason):
-            self.failure = (
-                TAMPERED
-                if self.peer_key is not None
-                else (f"the TLS handshake failed ({reason.getErrorMessage()[:120]})")
-            )
+            if self.peer_key is not None:
+                self.failure, self.loss = TAMPERED, LinkLoss.TAMPERED
+            else:
+                self.failure = f"the TLS handshake failed ({reason.getErrorMessage()[:120]})"
+        elif self.failure is None:
+            self.loss = LinkLoss.CLOSED if reason.check(ConnectionDone) else LinkLoss.BROKEN
         if self.mesh is not None:
-            self.mesh._link_lost(self, self.failure or reason.getErrorMessage())
+            self.mesh._link_lost(self, self.failure or reason.getErrorMessage(), self.loss)
         elif self.listener is not None:
             self.listener._forget(self)
 
@@ -151,17 +182,41 @@ class PeerLink(Protocol):
     def send(self, message: Message) -> None:
         if not self.closed:
             limit = PEER_MAX_FRAME if self.authenticated else HANDSHAKE_MAX_FRAME
-            self.transport.write(make_frame(encode_message(message), limit))
+            self._write(make_frame(encode_message(message), limit))
 
     def send_frame(self, framed: bytes) -> None:
         """Bytes already framed (a relay, or one message sent to many links)."""
         if not self.closed and self.authenticated:
-            self.transport.write(framed)
+            self._write(framed)
+
+    def _write(self, data: bytes) -> None:
+        if self.unread is not None:
+            self.unread += len(data)
+            if self.unread > MAX_UNREAD_BYTES:
+                self._fail(
+                    f"the peer stopped reading: {self.unread} bytes waited for it "
+                    f"(at most {MAX_UNREAD_BYTES} may); the link is cut"
+                )
+                return
+        self.transport.write(data)
+
+    # --- IPushProducer: the transport says when the peer stops and starts reading ---
+
+    def pauseProducing(self) -> None:
+        if self.unread is None:
+            self.unread = 0
+
+    def resumeProducing(self) -> None:
+        self.unread = None
+
+    def stopProducing(self) -> None:
+        self.unread = None
 
     def close(self) -> None:
         if not self.closed:
             self.closed = True
             self._cancel_timeout()
+            self.transport.unregisterProducer()  # else the transport waits for it to close
             self.transport.loseConnection()
 
     # --- the hellos ---
@@ -236,18 +291,20 @@ class PeerLink(Protocol):
 
     # --- failures ---
 
-    def _fail(self, reason: str) -> None:
+    def _fail(self, reason: str, loss: LinkLoss = LinkLoss.REFUSED) -> None:
+        """Cut the link at once (nothing is owed to a peer that broke the link protocol, and
+        one that does not read would never let a polite close finish)."""
         log.info("dropping a peer link: {reason}", reason=reason)
-        self.failure = reason
+        self.failure, self.loss = reason, loss
         if self.mesh is not None and self.seat is not None and self.authenticated:
             self.mesh.handler.misbehaved(self.seat, reason)
         self.close()
+        self.transport.abortConnection()
 
     def _handshake_timed_out(self) -> None:
         self._timeout = None
         if not self.authenticated:
-            self._fail("the peer did not finish the handshake in time")
-            self.transport.abortConnection()  # a peer that stopped mid-handshake may not read
+            self._fail("the peer did not finish the handshake in time", LinkLoss.SILENT)
 
     def _cancel_timeout(self) -> None:
         if self._timeout is not None and self._timeout.active():
@@ -399,7 +456,7 @@ class Mesh:
         """Close a link that has gone quiet; its loss is reported, and it is dialled again."""
         link = self.links.get(seat)
         if link is not None:
-            link.failure = reason
+            link.failure, link.loss = reason, LinkLoss.SILENT
             link.transport.abortConnection()
 
     def close(self, grace: float = CLOSE_GRACE) -> Deferred[None]:
@@ -446,7 +503,9 @@ class Mesh:
             return
         peer = self.roster.seats[seat]
         problem = explain_peer_link_failure(peer.name, peer.host, peer.port, failure.value)
-        self.handler.link_down(seat, str(problem))
+        refused = isinstance(problem, PeerRefused)
+        loss = LinkLoss.NOT_LISTENING if refused else LinkLoss.UNREACHABLE
+        self.handler.link_down(seat, str(problem), loss)
         self._schedule_redial(seat)
 
     def _schedule_redial(self, seat: int) -> None:
@@ -470,7 +529,7 @@ class Mesh:
             old.close()
         self.handler.link_up(link.seat)
 
-    def _link_lost(self, link: PeerLink, reason: str) -> None:
+    def _link_lost(self, link: PeerLink, reason: str, loss: LinkLoss) -> None:
         """A link ended: the current link of its seat, or a dialled one whose handshake failed.
         Either way the seat hears why, and the dialling side tries again."""
         if link.seat is None or self.closed:
@@ -479,5 +538,5 @@ class Mesh:
             del self.links[link.seat]
         elif link.authenticated or link.seat <= self.seat:
             return  # a replaced link, or an accepted one that never proved itself
-        self.handler.link_down(link.seat, reason)
+        self.handler.link_down(link.seat, reason, loss)
         self._schedule_redial(link.seat)

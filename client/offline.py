@@ -3,7 +3,9 @@
 `audit` checks every signed message against the roster, replays every step through the
 lockstep (every rule, every deck check), and, for a finished game, runs the full deck audit
 from the seeds revealed at the end: it trusts nothing the file's owner saw or concluded.
-`replay` shows the game turn by turn, as that seat saw it.
+`replay` shows the game turn by turn, as that seat saw it; `replay --summary` only its story
+(each player's coins and harvests, and their coins over the turns: client.story), as the
+screen shows it at the end of a game (plain lines with --plain or when not on a terminal).
 """
 
 from __future__ import annotations
@@ -16,12 +18,22 @@ from pathlib import Path
 from prompt_toolkit.formatted_text import FormattedText
 
 from client.gamefile import GameFile, GameFileError
-from client.screen import PlayerView, colour_wanted, render_event, render_table, show
+from client.screen import (
+    PlayerView,
+    colour_wanted,
+    plain_wanted,
+    render_event,
+    render_story,
+    render_table,
+    show,
+    story_lines,
+)
+from client.story import GameStory
 from protocol.deck import AuditError, audit
-from protocol.identity import SignatureError, SignedEnvelope, Verifier
+from protocol.identity import SignatureError, Verifier
 from protocol.lockstep import Cheat, GameConfig, Lockstep, StepReport
 from protocol.messages import MessageError
-from protocol.peer_messages import STEP_DOMAIN, StepBody
+from protocol.peer_messages import StepFrame
 from protocol.rules import Phase
 
 
@@ -34,13 +46,13 @@ def replay(
         GameConfig.from_roster(saved.roster, saved.table.identity), saved.seat, saved.seed
     )
     verifiers = [Verifier(seat.public_key) for seat in saved.roster.seats]
+    game = saved.table.identity
     for step, frames in enumerate(saved.steps):
         for seat, (payload, signature) in enumerate(frames):
             try:
-                if StepBody.decode(payload).seat != seat:
-                    raise SignatureError(f"message {seat} is not seat {seat}'s")
-                envelope = SignedEnvelope(STEP_DOMAIN, payload, signature)
-                verifiers[seat].verify(envelope, STEP_DOMAIN)
+                frame = StepFrame(game, step, seat, payload, signature)
+                frame.verify(verifiers[seat])
+                frame.read()
             except (MessageError, SignatureError) as problem:
                 raise SignatureError(f"step {step}, seat {seat}: {problem}") from None
         report = lockstep.play({seat: frame[0] for seat, frame in enumerate(frames)})
@@ -115,13 +127,33 @@ def run_replay(path: Path) -> int:
     return 0
 
 
+def run_summary(path: Path, plain: bool) -> int:
+    """The game's story, from its file: every step replayed (and checked) as in `replay`."""
+    saved = GameFile.read(path)
+    names = [seat.name for seat in saved.roster.seats]
+    story = GameStory()
+    try:
+        replay(saved, lambda lockstep, report: story.add(report))
+    except (Cheat, SignatureError) as problem:
+        print(f"the game stops here: {problem}")
+        return 1
+    if story.result is None:
+        print(f"the game did not end (at turn {story.turns + 1}); its story so far:")
+    if plain_wanted(plain):
+        print("\n".join(story_lines(story, names, saved.seat)))
+    else:
+        show(render_story(story, names, saved.seat), colour_wanted())
+    return 0
+
+
 def run_offline(args: argparse.Namespace) -> int:
     path = Path(args.gamefile)
     if not path.is_file():
         raise GameFileError(f"there is no game file {path}")
-    runner = run_audit if args.command == "audit" else run_replay
     try:
-        return runner(path)
+        if args.command == "replay" and args.summary:
+            return run_summary(path, args.plain)
+        return run_audit(path) if args.command == "audit" else run_replay(path)
     except BrokenPipeError:  # `bean-client replay F | head`
         sys.stderr.close()
         return 0

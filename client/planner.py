@@ -94,6 +94,14 @@ class PlannerBot(Strategy):
             actions = self._plant_pending(state, farm)
         return legal_prefix(state, seat, actions)
 
+    def stop_waiting(self, state: State, seat: int, hand: Hand) -> list[Action]:
+        """The answers are not coming: the active player chooses among its takers, or ends
+        trading."""
+        if state.phase is not Phase.TRADE:
+            return []
+        farm = Holding.of(state, seat, hand, self.tuning)
+        return self.trader.stop_waiting(state, seat, hand, farm)
+
     def _best(self, state: State, farm: Holding, options: Sequence[Option]) -> Option:
         """The option worth most to the farm; with rollouts, the best few judged again on the
         same futures (drawn from a stream seeded by the bot and what the table shows)."""

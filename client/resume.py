@@ -1,25 +1,44 @@
-"""bean-client resume: back into a game after a crash, from the seat's game file.
+"""Back into a game after a crash, from the seat's game file (`bean-client resume`, and
+`resume N` at the lobby prompt, which lists the unfinished games with `how_far`).
 
 The seat listens again on the port the roster gave it (the seats before it dial it there) and
 dials the seats after it; it replays its file through the lockstep, sends again exactly what it
 had signed, and its peers' heartbeats bring the steps it missed (docs/gamefile.md). Meanwhile
-the others show "waiting for NAME".
+the others show the player as away.
 """
 
 from __future__ import annotations
 
-import argparse
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from twisted.internet.defer import Deferred
-
 from client.game import Outcome, PeerGame, Player
 from client.gamefile import GameFile, GameFileError
 from client.identity_store import find_identity
+from client.mesh import PeerListener
 from client.session import deck_workers, open_peer_port
 from client.table_setup import TableSetup
+from protocol.lockstep import StepReport
+from protocol.messages import MessageError
+from protocol.peer_messages import StepBody
+from protocol.rules import EndTrading
+
+
+def how_far(saved: GameFile) -> str:
+    """How far a saved game got, in words: the turn it reached (each turn ends its trading
+    once) or that it was still being dealt, and how many steps were played."""
+    dealt, turns = False, 0
+    for frames in saved.steps:
+        for payload, _ in frames:
+            try:
+                actions = StepBody.decode(payload).actions
+            except MessageError:
+                continue  # `resume` checks every message; this is only a description
+            dealt = dealt or bool(actions)
+            turns += sum(isinstance(action, EndTrading) for action in actions)
+    steps = f"{len(saved.steps)} step" + ("" if len(saved.steps) == 1 else "s")
+    return f"turn {turns + 1}, {steps} played" if dealt else f"still being dealt, {steps} played"
 
 
 async def resume_game(
@@ -29,8 +48,13 @@ async def resume_game(
     step_deadline: float,
     abandon_after: float,
     on_start: Callable[[PeerGame], None] = lambda game: None,
+    *,
+    listener: PeerListener | None = None,
+    each_step: Callable[[StepReport], None] = lambda report: None,
 ) -> tuple[PeerGame, Outcome]:
-    """Pick the game up where this seat left it and play it to its end."""
+    """Pick the game up where this seat left it and play it to its end. `listener`: a peer
+    port already open on the seat's port (the lobby prompt's), else one is opened;
+    `each_step` sees each step the file replays (client.story)."""
     if not path.is_file():
         raise GameFileError(f"there is no game file {path}")
     saved = GameFile.read(path)
@@ -43,9 +67,11 @@ async def resume_game(
             f"none of your identity keys is the key {seat.name} played with; resume with the "
             "same user account (and XDG_CONFIG_HOME) that started the game"
         )
-    listener = await open_peer_port(
-        reactor, f"tcp:{seat.port}:interface={saved.listen_host}", identity
-    )
+    opened = listener is None
+    if listener is None:
+        listener = await open_peer_port(
+            reactor, f"tcp:{seat.port}:interface={saved.listen_host}", identity
+        )
     try:
         with deck_workers() as executor:
             # The table was agreed before the game file was made; the setup still answers
@@ -74,37 +100,11 @@ async def resume_game(
                 mesh=setup.mesh,
             )
             setup.attach(game)
-            game.restore(saved)
+            game.restore(saved, each_step)
             on_start(game)
             game.start()
             outcome: Outcome = await game.done
         return game, outcome
     finally:
-        await listener.stop()
-
-
-async def run_resume(reactor: Any, args: argparse.Namespace) -> int:
-    path = Path(args.gamefile)
-    if args.bot is not None:
-        from client.bot_player import BotPlayer
-        from client.bots import strategy_named
-        from client.summary import report
-
-        player = BotPlayer(reactor, strategy_named(args.bot))
-        game, outcome = await resume_game(
-            reactor, path, player, args.step_deadline, args.abandon_after
-        )
-        return report(game, outcome, args.json)
-    from client.screen import GameScreen, Terminal, colour_wanted, in_twisted
-
-    screen = GameScreen(Terminal(colour_wanted()))
-    started: Deferred[PeerGame] = Deferred()
-    playing = Deferred.fromCoroutine(
-        resume_game(
-            reactor, path, screen.player, args.step_deadline, args.abandon_after, started.callback
-        )
-    )
-    screen.game = await started
-    await in_twisted(screen.play(screen.game))
-    _, outcome = await playing
-    return 0 if outcome.final is not None and outcome.final.audit_passed else 1
+        if opened:
+            await listener.stop()

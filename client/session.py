@@ -13,11 +13,12 @@ from __future__ import annotations
 import argparse
 import secrets
 import sys
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from concurrent.futures import Executor, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
+from twisted.internet.defer import Deferred, race
 from twisted.internet.error import CannotListenError
 
 from client.game import Outcome, PeerGame, Player
@@ -104,22 +105,81 @@ async def match(
 ) -> GameStart:
     """Quick-match into a room of `seats` and wait for the roster; LanProblem, with the fix,
     when this client could not play with the others on this network."""
-    problem = check_listen_address(peer_host(listener), seat.lobby_host)
-    if problem is not None:
-        raise problem
     floor = below_the_floor(options.proof_rounds, seat.allow_weak_proofs)
     if floor is not None:  # said before asking the lobby for such a room
         raise TableRefused(f"This client will not play that game: {floor}.")
+
+    async def quick(lobby: LobbyClient) -> RoomOptions:
+        await lobby.quick_match(seats, options)
+        return options
+
+    roster, _ = await _seated(reactor, seat, identity, listener, quick)
+    return roster
+
+
+class OwnerGone(Exception):
+    """The client that started this bot is gone before its room's game started."""
+
+
+async def sit_in_room(
+    reactor: Any,
+    seat: Seat,
+    room: int,
+    identity: Identity,
+    listener: PeerListener,
+    seated: Callable[[LobbyClient], None],
+    gone: Deferred[None] | None = None,
+) -> tuple[GameStart, RoomOptions]:
+    """Join room `room`, say ready, tell `seated`, and wait for the roster; the roster and
+    the room's options (the terms this client joined for). OwnerGone if `gone` fires first;
+    TableRefused for a room whose proofs are below this client's floor."""
+
+    async def join(lobby: LobbyClient) -> RoomOptions:
+        joined = await lobby.join(room)
+        floor = below_the_floor(joined.options.proof_rounds, seat.allow_weak_proofs)
+        if floor is not None:
+            raise TableRefused(f"This client will not play the game of room {room}: {floor}.")
+        await lobby.ready()
+        seated(lobby)
+        return joined.options
+
+    return await _seated(reactor, seat, identity, listener, join, gone)
+
+
+async def _seated(
+    reactor: Any,
+    seat: Seat,
+    identity: Identity,
+    listener: PeerListener,
+    sit: Callable[[LobbyClient], Awaitable[RoomOptions]],
+    gone: Deferred[None] | None = None,
+) -> tuple[GameStart, RoomOptions]:
+    """Say hello, sit down as `sit` does, and wait for the roster (the lobby connection is
+    closed once it came): the roster, checked for this network, and the terms."""
+    problem = check_listen_address(peer_host(listener), seat.lobby_host)
+    if problem is not None:
+        raise problem
     lobby = await connect_lobby(reactor, identity, seat.lobby_host, seat.lobby_port)
     try:
         assert listener.port is not None
         await lobby.hello(seat.name, listener.port.getHost().port)
-        await lobby.quick_match(seats, options)
-        roster: GameStart = await lobby.next_game()
+        terms = await sit(lobby)
+        waiting: Deferred[Any] = lobby.next_game()
+        if gone is not None:  # a race ignores a failure until all fail: it is carried along
+            carried = waiting.addCallbacks(lambda roster: (roster, None), lambda f: (None, f))
+            index, (roster, failure) = await race(
+                [carried, gone.addCallback(lambda _: (None, None))]
+            )
+            if index == 1:
+                raise OwnerGone("the client that started this bot is gone")
+            if failure is not None:
+                failure.raiseException()
+        else:
+            roster = await waiting
     finally:
         await lobby.close()
     check_reachable(roster, seat.name, peer_host(listener))
-    return roster
+    return roster, terms
 
 
 async def connect_lobby(reactor: Any, identity: Identity, host: str, port: int) -> LobbyClient:
@@ -238,13 +298,21 @@ async def join_and_play(
     options: RoomOptions,
     player: Player,
     make_game: type[PeerGame] = PeerGame,
+    room: tuple[int, Callable[[LobbyClient], None], Deferred[None] | None] | None = None,
 ) -> tuple[PeerGame, Outcome]:
+    """Quick-match a table of `seats` with `options` and play its game; with `room`, sit in
+    that room instead (its number, what to do once seated, what makes it leave before the
+    start: `sit_in_room`)."""
     identity = load_or_create(seat.profile)
     listener = await open_peer_port(reactor, seat.listen, identity)
     try:
-        roster = await match(reactor, seat, seats, options, identity, listener)
-        return await play_game(
-            reactor, seat, identity, listener, roster, options, player, make_game
-        )
+        if room is None:
+            roster, terms = await match(reactor, seat, seats, options, identity, listener), options
+        else:
+            number, seated, gone = room
+            roster, terms = await sit_in_room(
+                reactor, seat, number, identity, listener, seated, gone
+            )
+        return await play_game(reactor, seat, identity, listener, roster, terms, player, make_game)
     finally:
         await listener.stop()

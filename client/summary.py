@@ -36,11 +36,19 @@ def summarize(game: PeerGame, outcome: Outcome) -> dict[str, Any]:
         "audit": list(final.audit_findings if final else outcome.audit_findings),
         "cheat": None
         if cheat is None
-        else {"seat": cheat.seat, "step": cheat.step, "reason": cheat.reason},
+        else {
+            "seat": cheat.seat,
+            "seats": list(cheat.seats),
+            "step": cheat.step,
+            "reason": cheat.reason,
+        },
         "gone": list(outcome.gone),
+        "ended_by": outcome.ended_by,
+        "disagreeing": list(final.disagreeing) if final else [],
         "ok": bool(final and final.agreed and final.audit_passed),
         "game_s": round(game.ended_at - game.started_at, 3),
         "frames_sent": game.mesh.sent_frames,
+        "dropped": dict(game.dropped),
         "bytes_sent": game.mesh.sent_bytes,
         "step_ms": milliseconds(StepKind.GAME),
         "deck_round_ms": milliseconds(StepKind.DECK_ROUND),
@@ -50,19 +58,28 @@ def summarize(game: PeerGame, outcome: Outcome) -> dict[str, Any]:
 
 def describe(summary: dict[str, Any]) -> str:
     who = f"{summary['name']} (seat {summary['seat']})"
+    names = summary["names"]
+    audit = "passed" if not summary["audit"] else "FAILED: " + "; ".join(summary["audit"])
     if summary["cheat"]:
         cheat = summary["cheat"]
-        blamed = "the deal" if cheat["seat"] is None else summary["names"][cheat["seat"]]
-        return f"{who}: the game stopped at step {cheat['step']}: {blamed} {cheat['reason']}"
+        blamed = " and ".join(names[seat] for seat in cheat["seats"]) or "the deal"
+        seeds = f"; audit of the revealed seeds: {audit}" if cheat["seat"] is None else ""
+        stopped = f"the game stopped at step {cheat['step']}: {blamed} {cheat['reason']}"
+        return f"{who}: {stopped}{seeds}"
     if summary["gone"]:
-        gone = " and ".join(summary["names"][seat] for seat in summary["gone"])
-        audit = "passed" if not summary["audit"] else "; ".join(summary["audit"])
-        return f"{who}: the game ended without {gone}, gone for good; audit: {audit}"
+        gone = " and ".join(names[seat] for seat in summary["gone"])
+        return f"{who}: the game ended without {gone}, gone for good; audit {audit}"
+    if summary["ended_by"] is not None:
+        return f"{who}: {names[summary['ended_by']]}'s client ended the game; audit {audit}"
     if summary["scores"] is None:
         return f"{who}: the game ended without a result"
-    scores = ", ".join(f"{n} {s}" for n, s in zip(summary["names"], summary["scores"], strict=True))
-    audit = "passed" if not summary["audit"] else "FAILED: " + "; ".join(summary["audit"])
-    agreed = "all peers agree" if summary["agreed"] else "the peers DISAGREE on the final state"
+    scores = ", ".join(f"{n} {s}" for n, s in zip(names, summary["scores"], strict=True))
+    disagreeing = " and ".join(names[seat] for seat in summary["disagreeing"])
+    agreed = (
+        "all peers agree"
+        if summary["agreed"]
+        else f"{disagreeing} reported another final state than this seat's"
+    )
     return f"{who}: final scores {scores}; {agreed}; audit {audit}"
 
 

@@ -28,7 +28,7 @@ from typing import Any
 from twisted.internet.defer import Deferred
 from twisted.logger import Logger
 
-from client.mesh import Mesh, MeshHandler, PeerListener
+from client.mesh import LinkLoss, Mesh, MeshHandler, PeerListener
 from client.remembered import RememberedKeys, changed_player_keys
 from protocol.identity import Identity
 from protocol.messages import LOBBY_EVENTS, GameStart, Message, MessageError, RoomOptions
@@ -51,7 +51,9 @@ from protocol.table import (
 log = Logger()
 
 SETUP_DEADLINE = 60.0
-MAX_EARLY_MESSAGES = 512  # game messages a peer may send before this seat's game has started
+#: Game messages peers may send before this seat's game has started: a few steps and
+#: heartbeats at most; each is at most a frame, so at most 16 MiB wait in all.
+MAX_EARLY_MESSAGES = 64
 REFUSAL_GRACE = 2.0  # seconds a refusing client keeps its links up for the others to hear why
 
 
@@ -156,10 +158,10 @@ class TableSetup(MeshHandler):
         if self.game is not None:
             self.game.link_up(seat)
 
-    def link_down(self, seat: int, reason: str) -> None:
+    def link_down(self, seat: int, reason: str, loss: LinkLoss) -> None:
         self._link_problems[seat] = reason
         if self.game is not None:
-            self.game.link_down(seat, reason)
+            self.game.link_down(seat, reason, loss)
 
     def misbehaved(self, seat: int, reason: str) -> None:
         if self.game is not None:

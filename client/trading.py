@@ -18,14 +18,19 @@ from protocol.cards import BEANS, CARDS_OF, Bean, Card, bean_of
 from protocol.rules import (
     Accept,
     Action,
+    EndTrading,
     MakeOffer,
     Offer,
     Reject,
     RuleError,
     Slot,
     State,
+    Take,
+    Withdraw,
     accepters,
     apply,
+    bid_cards,
+    bids_on,
     legal_actions,
 )
 
@@ -56,12 +61,25 @@ class Trader:
         answers = self._answer(state, seat, hand, farm)
         if answers:
             return answers
+        takes = self._choose_takers(state, seat, hand, farm, everyone_answered=True)
+        if takes:
+            return takes
         offers = self._offers(state, seat, farm)
         if offers:
             return offers
         # The active player waits: for answers to its offers, and for the others' offers for
         # its face-up cards; when they do not come, stop_waiting ends trading.
         return []
+
+    def stop_waiting(
+        self, state: State, seat: int, hand: Mapping[Slot, Card], farm: Holding
+    ) -> list[Action]:
+        """The answers are not coming: the active player chooses among the takers it has,
+        or ends trading."""
+        if seat != state.active:
+            return []
+        takes = self._choose_takers(state, seat, hand, farm, everyone_answered=False)
+        return takes or [EndTrading()]
 
     # --- Values ------------------------------------------------------------------------------
 
@@ -95,6 +113,15 @@ class Trader:
         after = plan_planting(fields, pending + [index_of(c) for c in cards], (), out).value
         return after - before
 
+    def _envy(self, state: State, seat: int, rival: int) -> float:
+        """How much a rival's gain counts against this seat's: the full `envy` for the
+        leader, less for a rival further behind (by coins, this seat counted too)."""
+        coins = [len(p.earnings) for p in state.players]
+        low, high = min(coins), max(coins)
+        if high == low:
+            return self.envy
+        return self.envy * (0.3 + 0.7 * (coins[rival] - low) / (high - low))
+
     # --- Answering offers ----------------------------------------------------------------------
 
     def _answer(
@@ -113,10 +140,12 @@ class Trader:
             if offer not in state.offers or seat not in accepters(state, offer):
                 continue  # it went with a deal taken before it
             deal = self._best_acceptance(state, seat, hand, farm, offer)[1]
-            answer = deal if deal is not None else Reject(offer.id)
+            # A bid promises its cards: a deal before it may have promised them already.
+            after = _if_legal(state, seat, deal) if deal is not None else None
+            answer: Action = deal if deal is not None and after is not None else Reject(offer.id)
+            state = after if after is not None else apply(state, seat, answer)
             answers.append(answer)
-            state = apply(state, seat, answer)
-            if deal is not None and n + 1 < len(ranked):
+            if isinstance(answer, Accept) and n + 1 < len(ranked):
                 farm = Holding.of(state, seat, hand, farm.out.tuning)
         return answers
 
@@ -125,10 +154,7 @@ class Trader:
     ) -> tuple[float, Accept | None]:
         """The best way to accept the offer and its score (gain less envy), or None when no
         way scores above the margin."""
-        maker = state.players[offer.maker]
-        opened = {h.slot: h.card for h in maker.hand if h.card is not None}
-        received = [opened[s] for s in offer.give_hand if s in opened]
-        received += offer.give_face_up
+        received = _cards_given(state, offer)
         mine = {card: slot for slot, card in farm.hand}
         base = self._worth(state, seat, farm)
         best, best_score = None, self.margin
@@ -142,10 +168,55 @@ class Trader:
             )
             given_face_up = [c for c in offer.want_cards if c in state.face_up]
             gain = self._worth(state, seat, farm, received, given_slots, given_face_up) - base
-            score = gain - self.envy * self._rival_gain(state, offer.maker, farm, given_cards)
+            rival = self._rival_gain(state, offer.maker, farm, given_cards)
+            score = gain - self._envy(state, seat, offer.maker) * rival
             if score > best_score:
                 best, best_score = choice, score
         return best_score, best
+
+    # --- Choosing among takers ------------------------------------------------------------------
+
+    def _choose_takers(
+        self,
+        state: State,
+        seat: int,
+        hand: Mapping[Slot, Card],
+        farm: Holding,
+        everyone_answered: bool,
+    ) -> list[Action]:
+        """For each of its offers to everyone with bids (once every possible taker has
+        answered, unless it waits no longer): take the bid worth most to it, counting what the
+        bidder gains against it, or, if none is worth taking, withdraw the offer."""
+        moves: list[Action] = []
+        for offer in state.offers:
+            bids = bids_on(state, offer.id)
+            if offer.maker != seat or not bids:
+                continue
+            if everyone_answered and accepters(state, offer):
+                continue
+            given = _cards_given(state, offer)
+            base = self._worth(state, seat, farm)
+            scored = []
+            for bid in bids:
+                gain = self._worth(
+                    state, seat, farm, bid_cards(state, bid), frozenset(offer.give_hand),
+                    offer.give_face_up,
+                ) - base  # fmt: skip
+                rival = self._rival_gain(state, bid.bidder, farm, given)
+                # Between bids worth the same: the poorer bidder, then the one to play last.
+                coins = len(state.players[bid.bidder].earnings)
+                later = (bid.bidder - seat) % len(state.players)
+                scored.append(
+                    (gain - self._envy(state, seat, bid.bidder) * rival, -coins, later, bid)
+                )
+            score, _, _, best = max(scored, key=lambda s: s[:3])
+            taken = score > -self.margin
+            move: Action = Take(offer.id, best.bidder) if taken else Withdraw(offer.id)
+            state = apply(state, seat, move)
+            moves.append(move)
+            if isinstance(move, Take):
+                farm = Holding.of(state, seat, hand, farm.out.tuning)
+        return moves
 
     # --- Making offers -------------------------------------------------------------------------
 
@@ -252,9 +323,12 @@ class Trader:
             if not waiting:
                 offers.append(MakeOffer(None, give_hand, give_face_up))
         others = [other for other in range(len(state.players)) if other != seat]
+        offered: set[Slot] = set()  # a card goes into one offer at a time (it is promised)
         for other in others:
-            liked = [c for c in spare if _grows(state, other, c[1])][:1]
-            offers += [MakeOffer(other, (give,), want_beans=w) for give in liked for w in best]
+            liked = [c for c in spare if c[0] not in offered and _grows(state, other, c[1])]
+            for give in liked[:1]:
+                offered.add(give[0])
+                offers += [MakeOffer(other, (give,), want_beans=w) for w in best]
         offers += [MakeOffer(other, want_beans=w) for other in others for w in best]
         offers += [MakeOffer(None, want_beans=((bean, 1),)) for bean in wanted[1:2]]
         return offers
@@ -292,6 +366,19 @@ class Trader:
             offers += [MakeOffer(active, give, want_beans=want) for give in liked[:1]]
             offers.append(MakeOffer(active, want_beans=want))
         return offers
+
+
+def _if_legal(state: State, seat: int, action: Action) -> State | None:
+    try:
+        return apply(state, seat, action)
+    except RuleError:
+        return None
+
+
+def _cards_given(state: State, offer: Offer) -> list[Card]:
+    """The cards an offer gives (its maker's hand cards are open once offered)."""
+    opened = {h.slot: h.card for h in state.players[offer.maker].hand if h.card is not None}
+    return [opened[s] for s in offer.give_hand if s in opened] + list(offer.give_face_up)
 
 
 def _fits(state: State, seat: int, card: Card) -> bool:

@@ -1,6 +1,7 @@
 """The turn clock (the room option `turn_seconds`): a player who lets its time run out while
 the game waits for it gets the default moves: plant the front card (harvesting first if it fits
-nowhere), stop after one, end trading, plant the cards to plant in order.
+nowhere), stop after one, let the bids on its offers lapse (withdrawing those offers; trading
+goes on, with a new clock), end trading, plant the cards to plant in order.
 
 Each client runs the clock for its own seat only: only that seat holds the keys that open its
 cards, so nobody else can move for it. (A client that ignored its own clock would just be slow;
@@ -24,7 +25,9 @@ from protocol.rules import (
     RuleError,
     Slot,
     State,
+    Withdraw,
     apply,
+    bids_on,
 )
 
 Situation = tuple[State | None, Mapping[Slot, Card], bool]
@@ -97,6 +100,10 @@ def blocking_duty(state: State, seat: int) -> str | None:
     if state.phase is Phase.PLANT and state.active == seat:
         return f"turn {state.turn}: plant ({state.planted} planted)"
     if state.phase is Phase.TRADE and state.active == seat:
+        choosing = _offers_with_bids(state, seat)
+        if choosing:
+            offers = ", ".join(map(str, choosing))
+            return f"turn {state.turn}: choose among the takers of offers {offers}"
         return f"turn {state.turn}: trade"
     if state.phase is Phase.PLANT_PENDING and state.players[seat].pending:
         return f"turn {state.turn}: plant {len(state.players[seat].pending)} traded cards"
@@ -117,7 +124,14 @@ def default_actions(state: State, seat: int, hand: Mapping[Slot, Card]) -> list[
         actions.append(action)
         if isinstance(action, EndPlanting | EndTrading):
             break  # the game moves on to others; what follows is a new duty
+        if isinstance(action, Withdraw) and not _offers_with_bids(state, seat):
+            break  # the bids lapsed; trading goes on, under a new clock
     return actions
+
+
+def _offers_with_bids(state: State, seat: int) -> list[int]:
+    """The seat's offers to everyone whose takers wait for it to choose."""
+    return [o.id for o in state.offers if o.maker == seat and bids_on(state, o.id)]
 
 
 def _next_default(state: State, seat: int, hand: Mapping[Slot, Card]) -> Action | None:
@@ -132,7 +146,8 @@ def _next_default(state: State, seat: int, hand: Mapping[Slot, Card]) -> Action 
         target = _best_field(player.fields, card)
         return Plant(target, card) if target is not None else _harvest_to_make_room(state, seat)
     if state.phase is Phase.TRADE:
-        return EndTrading()
+        choosing = _offers_with_bids(state, seat)
+        return Withdraw(choosing[0]) if choosing else EndTrading()
     card = player.pending[0]
     target = _best_field(player.fields, card)
     return PlantPending(card, target) if target is not None else _harvest_to_make_room(state, seat)

@@ -105,8 +105,8 @@ def _phase_consistent(state: State) -> list[str]:
         found.append(f"cards wait to be planted in phase {phase}")
     if phase is Phase.PLANT_PENDING and not pending:
         found.append("step 3 with nothing to plant")
-    if state.offers and phase is not Phase.TRADE:
-        found.append("open offers outside trading")
+    if (state.offers or state.bids) and phase is not Phase.TRADE:
+        found.append("open offers or bids outside trading")
     if not 0 <= state.planted <= 2:
         found.append(f"{state.planted} cards planted in step 1")
     if phase is Phase.PLANT and not state.players[state.active].hand:
@@ -131,4 +131,30 @@ def _offers_consistent(state: State) -> list[str]:
     open_ids = set(ids)
     if any(offer_id not in open_ids for offer_id, _ in state.rejections):
         found.append("a rejection of an offer that is not open")
+    found += _bids_consistent(state)
+    return found
+
+
+def _bids_consistent(state: State) -> list[str]:
+    """Bids stand on open offers to everyone, once per bidder, on opened cards of the bidder's
+    hand; nothing is promised twice (to two offers, two bids, or one of each)."""
+    found = []
+    offers = {o.id: o for o in state.offers}
+    seen: set[tuple[int, int]] = set()
+    for bid in state.bids:
+        offer = offers.get(bid.offer)
+        if offer is None or offer.to is not None or offer.maker == bid.bidder:
+            found.append(f"a bid by seat {bid.bidder} on offer {bid.offer}, which takes no bids")
+        if (bid.offer, bid.bidder) in seen or (bid.offer, bid.bidder) in state.rejections:
+            found.append(f"seat {bid.bidder} answered offer {bid.offer} twice")
+        seen.add((bid.offer, bid.bidder))
+        opened = {h.slot for h in state.players[bid.bidder].hand if h.card is not None}
+        if not set(bid.give_hand) <= opened:
+            found.append(f"seat {bid.bidder} bids on offer {bid.offer} with cards not open")
+    for seat in range(len(state.players)):
+        promises: list[object] = [s for o in state.offers if o.maker == seat for s in o.give_hand]
+        promises += [c for o in state.offers if o.maker == seat for c in o.give_face_up]
+        promises += [s for b in state.bids if b.bidder == seat for s in b.give_hand]
+        if len(set(promises)) != len(promises):
+            found.append(f"seat {seat} has promised a card twice")
     return found

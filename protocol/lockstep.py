@@ -17,8 +17,10 @@ What a step carries is fixed by the shared state, so every seat can tell what ea
 - at the end: the final state hash and the seed, then the audit.
 
 A seat whose message breaks this, whose keys do not open what it claims, or whose own actions
-the rules forbid is a cheat: `play` raises `Cheat` naming it. An action that was legal but is
-spoiled by an earlier seat's in the same step is refused alike everywhere (`StepReport`).
+the rules forbid is a cheat: `play` raises `Cheat` naming it. The actions of a step are applied
+by protocol.steps, where a rule of the game (never a seat number, never the order of arrival)
+decides between moves that meet; the few it refuses are refused alike everywhere
+(`StepReport`).
 """
 
 from __future__ import annotations
@@ -63,21 +65,37 @@ from protocol.rules import (
     new_game,
     state_hash,
 )
-from protocol.steps import Applied, ForbiddenAction, Refusal, apply_step, check_own_actions
+from protocol.steps import (
+    Applied,
+    ForbiddenAction,
+    Refusal,
+    apply_step,
+    check_own_actions,
+    in_step_order,
+)
 
 LOCKSTEP_VERSION = 1
 
 
 class Cheat(Exception):
     """A seat broke the protocol. `seat` is to blame (None: the deal itself is broken and only
-    the audit can name who), `step` says where, `reason` what, in a sentence."""
+    the audit can name who), `step` says where, `reason` what, in a sentence; `also`: other
+    seats found doing the same in the same step (several seats withholding one step)."""
 
-    def __init__(self, seat: int | None, step: int, reason: str) -> None:
+    def __init__(
+        self, seat: int | None, step: int, reason: str, also: tuple[int, ...] = ()
+    ) -> None:
         who = "the deal" if seat is None else f"seat {seat}"
         super().__init__(f"step {step}: {who}: {reason}")
         self.seat = seat
         self.step = step
         self.reason = reason
+        self.also = also
+
+    @property
+    def seats(self) -> tuple[int, ...]:
+        """Every seat this names."""
+        return () if self.seat is None else (self.seat, *self.also)
 
 
 @dataclass(frozen=True)
@@ -113,6 +131,7 @@ class Final:
     result: Result
     agreed: bool  # every seat reported the same final state
     audit_findings: tuple[str, ...]  # empty: the audit passed
+    disagreeing: tuple[int, ...] = ()  # seats whose signed final report is not this state
 
     @property
     def audit_passed(self) -> bool:
@@ -381,9 +400,9 @@ class Lockstep:
     def _opened_by(self, seat: int, actions: Sequence[Action]) -> list[tuple[Slot, Card]]:
         assert self.rules is not None
         state, opened = self.rules, []
-        for action in actions:
+        for action in in_step_order(state, seat, actions):
             opened += hand_cards_opened(state, seat, action)
-            state = apply(state, seat, action)
+            state = apply(state, seat, action, hold_draws=True)
         return opened
 
     def _plays(self, seat: int, actions: Sequence[Action]) -> set[Opening]:
@@ -515,32 +534,44 @@ class Lockstep:
         (one that withholds its seed is blamed by the audit, which still judges the rest)."""
         assert self.rules is not None and self.rules.result is not None
         mine = state_hash(self.rules)
-        agreed = all(
-            body.final is not None and hmac.compare_digest(body.final, mine)
-            for body in bodies.values()
+        disagreeing = tuple(
+            seat
+            for seat, body in sorted(bodies.items())
+            if body.final is None or not hmac.compare_digest(body.final, mine)
         )
         seeds = {
             seat: next((m.seed for m in messages if isinstance(m, SeedReveal)), None)
             for seat, messages in deck.items()
         }
         self.seeds = seeds
-        self.final = Final(self.rules.result, agreed, self._audit(seeds))
+        self.final = Final(self.rules.result, not disagreeing, self._audit(seeds), disagreeing)
         report.final = self.final
 
-    def audit_unfinished(self, seeds: Mapping[int, bytes | None]) -> tuple[str, ...]:
-        """The audit of a game ended early (seats gone for good): the deck as far as it was
-        played; a seat without a seed is a finding against it."""
+    def audit_unfinished(
+        self, seeds: Mapping[int, bytes | None], excused: Sequence[int] = ()
+    ) -> tuple[str, ...]:
+        """The audit of a game ended early: the deck as far as it was played. A seat that owed
+        its seed and has none is a finding against it; `excused` seats (voted out) owed none."""
         self.seeds = dict(seeds)
-        return self._audit(seeds)
+        return self._audit(seeds, excused)
 
-    def _audit(self, seeds: Mapping[int, bytes | None]) -> tuple[str, ...]:
+    def _audit(
+        self, seeds: Mapping[int, bytes | None], excused: Sequence[int] = ()
+    ) -> tuple[str, ...]:
         # Before the start player is chosen there is only the deal's deck.
         deal = (setup_for(self.config.players).deck,)
         epochs = self.rules.epochs if self.rules is not None else deal
         findings: list[str] = []
         try:
             # Every message of this transcript passed this seat's own live checks on receipt.
-            audit(self.config.deck, epochs, self.transcript, seeds, checked_live=True)
+            audit(
+                self.config.deck,
+                epochs,
+                self.transcript,
+                seeds,
+                excused=excused,
+                checked_live=True,
+            )
         except AuditError as error:
             findings += [f"seat {e.blame}: {e.reason} ({e.step})" for e in error.findings]
         for seat, seed in seeds.items():

@@ -453,6 +453,34 @@ class Message(Record):
         return {key: value for key, value in data.items() if key != "type"}
 
 
+# Every msgpack value any link carries fits these shapes: no array is longer than a deck (154
+# cards; a room list has 100 rooms, a proof 128 rounds), no map has more than a few dozen
+# fields, no string is longer than a few lines of text. msgpack refuses anything larger while
+# it reads the headers, before it builds a single object, so a frame of many tiny values costs
+# no more than its bytes; it also refuses nesting past its own fixed depth.
+MAX_WIRE_ARRAY = 256
+MAX_WIRE_MAP = 64
+MAX_WIRE_STRING = 4096
+
+
+def unpack(payload: bytes) -> Any:
+    """The one msgpack value in `payload`, within the shapes above; MessageError otherwise."""
+    try:
+        return msgpack.unpackb(
+            payload,
+            raw=False,
+            strict_map_key=True,
+            max_array_len=MAX_WIRE_ARRAY,
+            max_map_len=MAX_WIRE_MAP,
+            max_str_len=MAX_WIRE_STRING,
+            max_bin_len=len(payload),
+            max_ext_len=0,
+        )
+    except Exception as error:  # msgpack raises several types for bad input; all mean this
+        reason = f"not valid msgpack within this protocol's limits ({type(error).__name__})"
+        raise MessageError(f"a frame is {reason}") from None
+
+
 def encode(message: Message) -> bytes:
     """The msgpack bytes of a message (not yet framed)."""
     packed: bytes = msgpack.packb(message.to_wire(), use_bin_type=True)
@@ -471,10 +499,7 @@ class Codec:
 
     def decode(self, payload: bytes) -> Message:
         """The message in one frame, or MessageError saying what is wrong with it."""
-        try:
-            data = msgpack.unpackb(payload, raw=False, strict_map_key=True)
-        except Exception as error:  # msgpack raises several types for bad input; all mean this
-            raise MessageError(f"a frame is not valid msgpack ({type(error).__name__})") from None
+        data = unpack(payload)
         if type(data) is not dict:
             raise MessageError(f"a message must be a map with a 'type' field, not {_kind(data)}")
         req = data.get("req")

@@ -1,24 +1,29 @@
-"""Messages between the players' clients (protocol version 1): the link's hellos, signed step
-messages and their relays, chat and heartbeats. docs/peer-protocol.md describes the exchange.
+"""Messages between the players' clients (protocol version 1): the link's hellos, the signed
+messages (steps, end votes, endings) and their relays, chat and heartbeats.
+docs/peer-protocol.md describes the exchange and its limits.
 
 Every link is sealed (TLS 1.3, protocol.sealed): its certificates prove the keys, so the hellos
 only say which game and seat each side is. Until both hellos are through a link accepts only
-small frames, so nobody the roster does not name can make a client buffer much.
+small frames, so nobody the roster does not name can make a client buffer much. A signed
+message carries its header (game, step, seat) beside its body, so that a receiver can drop it
+on the header alone; the signature covers both, and the kind (`signed_bytes`).
 """
 
 from __future__ import annotations
 
 import dataclasses
-from typing import Annotated, Any, ClassVar
+import struct
+from typing import Annotated, Any, ClassVar, TypeVar
 
 import msgpack
 
 from protocol.cards import MAX_PLAYERS
-from protocol.identity import SIGNATURE_BYTES
+from protocol.identity import SIGNATURE_BYTES, Identity, SignedEnvelope, Verifier
 from protocol.messages import (
     ERROR_TEXT_MAX_CHARS,
     GAME_ID_BYTES,
     LOBBY_EVENT_MAX_FRAME,
+    PROTOCOL_VERSION,
     Blob,
     Codec,
     FieldProblem,
@@ -27,21 +32,41 @@ from protocol.messages import (
     Message,
     MessageError,
     Nullable,
+    OneOf,
     Record,
     Spec,
     Text,
     Version,
+    unpack,
 )
 from protocol.wire_actions import ActionSpec
 
 HANDSHAKE_MAX_FRAME = 1024
-PEER_MAX_FRAME = 8 * 1024 * 1024  # the largest step message is a shuffle with its proof
+#: The largest frame a peer link carries once both hellos are through. The largest step message
+#: a game needs is a shuffle round's: about 45 KB measured (3 players, 128 proof rounds); the
+#: largest the deck's and the rules' own limits admit is 169 KiB
+#: (tests/test_deck_messages.py builds it), so a quarter of a MiB leaves room and bounds what
+#: one frame can cost to unpack.
+PEER_MAX_FRAME = 256 * 1024
+MAX_STEP_PAYLOAD = PEER_MAX_FRAME - 1024  # what is left for the payload inside a step frame
 MAX_STEP = 10**7
-STEP_DOMAIN = "bohnanza-p2p/step/v1"
+PEER_DOMAIN = "bohnanza-p2p/peer/v2"
 
 GameId = Annotated[bytes, Blob(GAME_ID_BYTES)]
 SeatNumber = Annotated[int, Int(0, MAX_PLAYERS - 1)]
 StepNumber = Annotated[int, Int(0, MAX_STEP)]
+SeatMask = Annotated[int, Int(0, 2**MAX_PLAYERS - 1)]
+Signature = Annotated[bytes, Blob(SIGNATURE_BYTES)]
+_HEADER = struct.Struct(f">B{GAME_ID_BYTES}sIB")
+
+
+def signed_bytes(kind: str, game: bytes, step: int, seat: int, body: bytes) -> bytes:
+    """What a peer's signature covers: the message kind, the protocol version, the game's
+    identity, the step and the author's seat, then the body. A signature is good for one
+    kind of message of one seat at one step of one game, and nowhere else: relayed into
+    another game (a rematch with the same seats), another step or another seat's name, it
+    fails, and blames nobody."""
+    return kind.encode() + b"\x00" + _HEADER.pack(PROTOCOL_VERSION, game, step, seat) + body
 
 
 @dataclasses.dataclass(frozen=True)
@@ -55,14 +80,107 @@ class PeerHello(Message):
     seat: SeatNumber
 
 
+class Signed(Message):
+    """A message its author signed (kind TYPE, over `signed_bytes`): a step message, an end
+    vote, an ending. Its header (game, step, seat) is read and checked against this game and
+    its step window before anything else: the signature, then the body, only after that."""
+
+    game: bytes
+    step: int
+    seat: int
+    signature: bytes
+
+    def body(self) -> bytes:
+        raise NotImplementedError
+
+    def signed(self) -> bytes:
+        return signed_bytes(self.TYPE, self.game, self.step, self.seat, self.body())
+
+    def verify(self, verifier: Verifier) -> None:
+        """SignatureError unless the seat's key signed exactly this, for this header."""
+        verifier.verify(SignedEnvelope(PEER_DOMAIN, self.signed(), self.signature), PEER_DOMAIN)
+
+
+S = TypeVar("S", bound=Signed)
+
+
+def sign(identity: Identity, unsigned: S) -> S:
+    """The message with its author's signature over its header and body."""
+    signature = identity.sign(PEER_DOMAIN, unsigned.signed()).signature
+    signed: S = dataclasses.replace(unsigned, signature=signature)  # type: ignore[type-var]
+    return signed
+
+
 @dataclasses.dataclass(frozen=True)
-class StepFrame(Message):
-    """A signed step message (domain STEP_DOMAIN), from its author or relayed by another peer;
-    the author is the seat named inside the payload."""
+class StepFrame(Signed):
+    """A seat's signed message for one lockstep step, from its author or relayed by another
+    peer. `payload` is the msgpack of a StepBody naming the same game, step and seat."""
 
     TYPE: ClassVar[str] = "step"
-    payload: Annotated[bytes, Blob(1, PEER_MAX_FRAME)]
-    signature: Annotated[bytes, Blob(SIGNATURE_BYTES)]
+    game: GameId
+    step: StepNumber
+    seat: SeatNumber
+    payload: Annotated[bytes, Blob(1, MAX_STEP_PAYLOAD)]
+    signature: Signature = bytes(SIGNATURE_BYTES)
+
+    def body(self) -> bytes:
+        return self.payload
+
+    @property
+    def frame(self) -> tuple[bytes, bytes]:
+        """What the game file keeps of it (the header is read again from the payload)."""
+        return self.payload, self.signature
+
+    def read(self) -> StepBody:
+        """The body (after `verify`); MessageError if it is malformed, or names another game,
+        step or seat than the header its author signed with it."""
+        body = StepBody.decode(self.payload)
+        if (body.game, body.step, body.seat) != (self.game, self.step, self.seat):
+            raise MessageError("a step message names another game, step or seat inside")
+        return body
+
+
+@dataclasses.dataclass(frozen=True)
+class EndVote(Signed):
+    """A seat's vote to end the game at `step` without the seats in `gone` (a bit mask). The
+    game ends there once every seat outside `gone` has signed the same vote; each seat then
+    records the ending before it reveals its seed (`Ended`). Relayed like step messages, so
+    that every seat can show the whole vote (client/ending.py)."""
+
+    TYPE: ClassVar[str] = "end_vote"
+    game: GameId
+    step: StepNumber
+    seat: SeatNumber
+    gone: Annotated[int, Int(1, 2**MAX_PLAYERS - 1)]
+    signature: Signature = bytes(SIGNATURE_BYTES)
+
+    def body(self) -> bytes:
+        return bytes([self.gone])
+
+
+ENDINGS = ("vote", "dispute", "stopped", "followed")
+
+
+@dataclasses.dataclass(frozen=True)
+class Ended(Signed):
+    """The author has ended this game at `step`, for good, and written so to its game file:
+    it will never sign a message for this game again. `why`: a unanimous vote without the
+    seats in `gone`; a dispute (the deal broke and only the seeds can say who broke it); a
+    stop (a cheat this seat saw); or another seat's ending it followed. `seed` is revealed
+    with a vote or a dispute, for the audit of what was played; never before the ending is
+    on disk."""
+
+    TYPE: ClassVar[str] = "ended"
+    game: GameId
+    step: StepNumber
+    seat: SeatNumber
+    why: Annotated[str, OneOf(*ENDINGS)]
+    gone: SeatMask = 0
+    seed: Annotated[bytes | None, Nullable(Blob(32))] = None
+    signature: Signature = bytes(SIGNATURE_BYTES)
+
+    def body(self) -> bytes:
+        return self.why.encode() + b"\x00" + bytes([self.gone]) + (self.seed or b"")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -79,15 +197,16 @@ class Heartbeat(Message):
 
     TYPE: ClassVar[str] = "heartbeat"
     step: StepNumber
-    have: Annotated[int, Int(0, 2**MAX_PLAYERS - 1)]
+    have: SeatMask
 
 
 class WireMap(Spec):
-    """A map whose contents another module checks (the deck's messages, with their author)."""
+    """A deck message (a map tagged by `kind`), whose contents protocol.deck checks with its
+    author; its size and shape are already bounded by `protocol.messages.unpack`."""
 
     def parse(self, value: object, path: str) -> dict[str, Any]:
-        if type(value) is not dict:
-            raise FieldProblem(path, "must be a map")
+        if type(value) is not dict or type(value.get("kind")) is not str:
+            raise FieldProblem(path, "must be a deck message (a map with a 'kind')")
         return value
 
 
@@ -101,7 +220,8 @@ class StepBody(Record):
     """One seat's signed message for one lockstep step (the payload of a StepFrame).
 
     `state` is the hash of the shared state the message was made against; `deck` holds the
-    deck's messages (epoch rounds, keys, the seed at the end) in their own wire form."""
+    deck's messages (epoch rounds, keys, a dispute, the seed at the end) in their own wire
+    form."""
 
     game: GameId
     step: StepNumber
@@ -120,31 +240,7 @@ class StepBody(Record):
     @classmethod
     def decode(cls, payload: bytes) -> StepBody:
         """The body in a signed payload; MessageError says what is wrong with it."""
-        try:
-            data = msgpack.unpackb(payload, raw=False, strict_map_key=True)
-        except Exception as error:  # msgpack raises several types for bad input; all mean this
-            reason = f"a step message is not valid msgpack ({type(error).__name__})"
-            raise MessageError(reason) from None
-        return cls.from_wire(data)
-
-
-@dataclasses.dataclass(frozen=True)
-class EndVote(Message):
-    """A vote to end the game without the seats in `gone` (a bit mask), which have been away
-    too long: when every seat still here votes for the same step and the same seats, the game
-    ends there, and each reveals its seed (EndSeed) so that what was played can be audited."""
-
-    TYPE: ClassVar[str] = "end_vote"
-    step: StepNumber
-    gone: Annotated[int, Int(1, 2**MAX_PLAYERS - 1)]
-
-
-@dataclasses.dataclass(frozen=True)
-class EndSeed(Message):
-    """After a unanimous end vote (never before: the seed opens this seat's cards)."""
-
-    TYPE: ClassVar[str] = "end_seed"
-    seed: Annotated[bytes, Blob(32)]
+        return cls.from_wire(unpack(payload))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -184,4 +280,4 @@ class TableRefusal(Message):
 
 TABLE_MESSAGES = (TableCommit, TableReveal, TableConfirm, TableRefusal)
 HANDSHAKE = Codec([PeerHello])
-PEER_LINK = Codec([StepFrame, PeerChat, Heartbeat, EndVote, EndSeed, *TABLE_MESSAGES])
+PEER_LINK = Codec([StepFrame, EndVote, Ended, PeerChat, Heartbeat, *TABLE_MESSAGES])

@@ -13,7 +13,12 @@ is passed to `legal_actions` as `hand`.
 
 The engine never picks a card or a field on a player's behalf. Transitions that need nobody's
 decision (the end of step 1 after a second planting, the end of step 3, the step-4 draw, the next
-turn, the final scoring) happen inside `apply`.
+turn, the final scoring) happen inside `apply`; in a lockstep step the table's draws wait until
+every move of the step is in (`hold_draws`, `DrawForTable`: protocol.steps).
+
+Trading (docs/trading.md): an offer to one player is traded when that player accepts; an offer
+to everyone gathers bids (`Bid`) and its maker takes one (`Take`) or none. Cards in open offers
+and standing bids are promised to them (`promised`) and go into no other deal.
 """
 
 from __future__ import annotations
@@ -76,7 +81,9 @@ class Player:
     hand: tuple[HandCard, ...]  # front first; the order never changes but by removal or draw
     fields: tuple[tuple[Card, ...], ...]  # 2 or 3 fields, each in planting order
     earnings: tuple[Card, ...]  # coin cards, the most recently earned last
-    pending: tuple[Card, ...] = ()  # received or kept in step 2, to be planted in step 3
+    # Received or kept in step 2, to be planted in step 3 in any order the player likes; kept
+    # in card order, so that no order of a step's trades shows in the state.
+    pending: tuple[Card, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -94,6 +101,17 @@ class Offer:
     @property
     def is_gift(self) -> bool:
         return not self.want_cards and not self.want_beans
+
+
+@dataclass(frozen=True)
+class Bid:
+    """A binding answer to an offer made to everyone: what `bidder` gives if the maker takes
+    it. Its hand cards (those meeting the wanted beans, and those wanted by name) were opened
+    when it was made and are promised to it until it is taken, withdrawn or lapses."""
+
+    offer: int
+    bidder: int
+    give_hand: tuple[Slot, ...]
 
 
 @dataclass(frozen=True)
@@ -127,6 +145,7 @@ class State:
     reveal_slots: tuple[Slot, ...]  # phase REVEAL: the slots being turned face up
     face_up: tuple[Card, ...]  # the active player's trading area
     offers: tuple[Offer, ...]
+    bids: tuple[Bid, ...]  # on offers made to everyone, waiting for their makers to choose
     rejections: frozenset[tuple[int, int]]  # (offer id, seat) for offers made to everyone
     next_offer_id: int
     deck: Deck
@@ -173,6 +192,15 @@ class ShowHandCards:
 
 
 @dataclass(frozen=True)
+class DrawForTable:
+    """Not a player's choice: the table's own move that a lockstep step's actions made due,
+    applied with seat None after all of them (protocol.steps): turning the face-up cards once
+    step 1 is over, or, once every traded card is planted, the step-4 draw and the next turn
+    (or the end of the game). So a draw, and what a reshuffle takes from the discard pile,
+    never depends on whose move of the step was applied first."""
+
+
+@dataclass(frozen=True)
 class Harvest:
     field: int
 
@@ -199,12 +227,25 @@ class Accept:
 
 @dataclass(frozen=True)
 class Reject:
+    """Turn down an offer made to you (to everyone: you will not bid on it)."""
+
     offer: int
 
 
 @dataclass(frozen=True)
 class Withdraw:
+    """Take back your own offer (its bids lapse), or your bid on an offer made to everyone."""
+
     offer: int
+
+
+@dataclass(frozen=True)
+class Take:
+    """The maker of an offer to everyone takes one bid on it: that trade happens, and the
+    other bids lapse with the offer."""
+
+    offer: int
+    bidder: int
 
 
 @dataclass(frozen=True)
@@ -223,12 +264,14 @@ Action = (
     | EndPlanting
     | RevealFaceUp
     | ShowHandCards
+    | DrawForTable
     | Harvest
     | BuyField
     | MakeOffer
     | Accept
     | Reject
     | Withdraw
+    | Take
     | EndTrading
     | PlantPending
 )
@@ -268,6 +311,7 @@ def new_game(players: int, start_player: int, options: Options | None = None) ->
         reveal_slots=(),
         face_up=(),
         offers=(),
+        bids=(),
         rejections=frozenset(),
         next_offer_id=1,
         deck=Deck(0, dealt, len(deck_cards)),
@@ -307,6 +351,7 @@ class _Draft:
     reveal_slots: tuple[Slot, ...]
     face_up: list[Card]
     offers: list[Offer]
+    bids: list[Bid]
     rejections: set[tuple[int, int]]
     next_offer_id: int
     deck: Deck
@@ -317,6 +362,7 @@ class _Draft:
     ends_after_step3: bool
     result: Result | None
     ending: bool = False  # a draw has just triggered the end of the game
+    hold_draws: bool = False  # a lockstep step: the table's draws wait for DrawForTable
 
     @classmethod
     def of(cls, s: State) -> _Draft:
@@ -337,6 +383,7 @@ class _Draft:
             reveal_slots=s.reveal_slots,
             face_up=list(s.face_up),
             offers=list(s.offers),
+            bids=list(s.bids),
             rejections=set(s.rejections),
             next_offer_id=s.next_offer_id,
             deck=s.deck,
@@ -358,7 +405,7 @@ class _Draft:
                     tuple(p.hand),
                     tuple(tuple(f) for f in p.fields),
                     tuple(p.earnings),
-                    tuple(p.pending),
+                    tuple(sorted(p.pending)),  # whoever's trade came first, one order
                 )
                 for p in self.players
             ),
@@ -369,6 +416,7 @@ class _Draft:
             reveal_slots=self.reveal_slots,
             face_up=tuple(self.face_up),
             offers=tuple(self.offers),
+            bids=tuple(self.bids),
             rejections=frozenset(self.rejections),
             next_offer_id=self.next_offer_id,
             deck=self.deck,
@@ -381,9 +429,11 @@ class _Draft:
         )
 
 
-def apply(state: State, seat: int | None, action: Action) -> State:
+def apply(state: State, seat: int | None, action: Action, *, hold_draws: bool = False) -> State:
     """The state after `seat` does `action`, or RuleError. Seat None is the table itself, which
-    turns the face-up cards and shows hand cards once the shared deck has opened them."""
+    turns the face-up cards, shows hand cards once the shared deck has opened them, and makes
+    the draws held for it. With `hold_draws` (a lockstep step: protocol.steps), a draw the
+    action makes due waits for `DrawForTable` (`draw_due` says when one waits)."""
     if state.phase is Phase.OVER:
         raise RuleError("the game is over")
     draft = _Draft.of(state)
@@ -392,9 +442,12 @@ def apply(state: State, seat: int | None, action: Action) -> State:
             _reveal_face_up(draft, action)
         elif isinstance(action, ShowHandCards):
             _show_hand_cards(draft, action)
+        elif isinstance(action, DrawForTable):
+            _draw_for_table(draft)
         else:
-            raise RuleError("the table itself only turns face-up cards and shows hand cards")
+            raise RuleError("the table itself only turns face-up cards, shows hand cards and draws")
         return draft.freeze()
+    draft.hold_draws = hold_draws
     if not 0 <= seat < len(state.players):
         raise RuleError(f"there is no seat {seat}")
     handler = _HANDLERS.get(type(action))
@@ -501,12 +554,32 @@ def _end_planting(draft: _Draft, seat: int, action: EndPlanting) -> None:
 
 
 def _begin_step2(draft: _Draft) -> None:
-    """Turn two cards face up; after the final exhaustion only those drawn (RULES.md section 7)."""
+    """Turn two cards face up; after the final exhaustion only those drawn (RULES.md section 7).
+    Held for the table (`hold_draws`): the reveal begins with nothing drawn yet."""
+    if draft.hold_draws:
+        draft.phase, draft.reveal_slots = Phase.REVEAL, ()
+        return
     slots = _draw(draft, 2)
     if draft.ending:
         draft.ends_after_step3 = True
     draft.reveal_slots = tuple(slots)
     draft.phase = Phase.REVEAL if slots else Phase.TRADE
+
+
+def draw_due(state: State) -> bool:
+    """Whether a draw of the table's was held for `DrawForTable` (see `apply`)."""
+    return (state.phase is Phase.REVEAL and not state.reveal_slots) or (
+        state.phase is Phase.PLANT_PENDING and not any(p.pending for p in state.players)
+    )
+
+
+def _draw_for_table(draft: _Draft) -> None:
+    if draft.phase is Phase.REVEAL and not draft.reveal_slots:
+        _begin_step2(draft)
+    elif draft.phase is Phase.PLANT_PENDING and not any(p.pending for p in draft.players):
+        _after_planting_pending(draft)
+    else:
+        raise RuleError("the table has no draw to make now")
 
 
 def _reveal_face_up(draft: _Draft, action: RevealFaceUp) -> None:
@@ -591,8 +664,9 @@ def _plant_pending(draft: _Draft, seat: int, action: PlantPending) -> None:
 
 
 def _after_planting_pending(draft: _Draft) -> None:
-    """Once every pending card is planted: the end, or the step-4 draw and the next turn."""
-    if any(p.pending for p in draft.players):
+    """Once every pending card is planted: the end, or the step-4 draw and the next turn
+    (held for the table with `hold_draws`: step 3 stays, with nothing left to plant)."""
+    if any(p.pending for p in draft.players) or draft.hold_draws:
         return
     if draft.ends_after_step3:
         _finish(draft)
@@ -696,6 +770,13 @@ def _buy_field(draft: _Draft, seat: int, action: BuyField) -> None:
 
 
 # --- Trading (step 2) -------------------------------------------------------------------------
+#
+# A trade is always between the active player and one other player. An offer to one player
+# is traded when that player accepts it; an offer to everyone gathers bids, and its maker takes
+# one of them or none. The cards an open offer gives and the cards a standing bid gives are
+# promised to it: a promised card goes into no other offer, bid or trade until that promise is
+# withdrawn. So no two deals ever need the same card, which is what lets every seat's moves of
+# a lockstep step stand side by side (protocol.steps: who moves first never matters).
 
 
 class _Holder(Protocol):
@@ -713,6 +794,10 @@ class _Table(Protocol):
     @property
     def active(self) -> int: ...
     @property
+    def offers(self) -> Sequence[Offer]: ...
+    @property
+    def bids(self) -> Sequence[Bid]: ...
+    @property
     def rejections(self) -> AbstractSet[tuple[int, int]]: ...
 
 
@@ -724,12 +809,50 @@ def _visible_cards_of(table: _Table, seat: int) -> set[Card]:
     return cards
 
 
+def _promises(table: _Table, seat: int) -> dict[Slot | Card, str]:
+    """What the seat has promised (hand cards by slot, face-up cards by card) and to what."""
+    promised: dict[Slot | Card, str] = {}
+    for offer in table.offers:
+        if offer.maker == seat:
+            for slot in offer.give_hand:
+                promised[slot] = f"offer {offer.id}"
+            for card in offer.give_face_up:
+                promised[card] = f"offer {offer.id}"
+    for bid in table.bids:
+        if bid.bidder == seat:
+            for slot in bid.give_hand:
+                promised[slot] = f"bid on offer {bid.offer}"
+    return promised
+
+
+def _check_unpromised(table: _Table, seat: int, things: Iterable[Slot | Card]) -> None:
+    promised = _promises(table, seat)
+    positions = {h.slot: i for i, h in enumerate(table.players[seat].hand, 1)}
+    for thing in things:
+        where = promised.get(thing)
+        if where is not None:
+            what = (
+                f"your hand card {positions[thing]}"
+                if isinstance(thing, Slot)
+                else f"card {thing} (face up)"
+            )
+            raise RuleError(
+                f"{what} is promised in your {where}; withdraw that first "
+                "(a withdrawal counts from the next step on)"
+            )
+
+
+def _bidders(table: _Table, offer: Offer) -> set[int]:
+    return {b.bidder for b in table.bids if b.offer == offer.id}
+
+
 def _accepters(table: _Table, offer: Offer) -> list[int]:
-    """The seats that may accept the offer now."""
+    """The seats that may accept the offer now (to everyone: bid on it, once each)."""
     if offer.to is not None:
         candidates = [offer.to]
     else:
-        candidates = [s for s in range(len(table.players)) if s != offer.maker]
+        bidders = _bidders(table, offer)
+        candidates = [s for s in range(len(table.players)) if s not in (offer.maker, *bidders)]
     wanted = set(offer.want_cards)
     return [
         s
@@ -739,19 +862,21 @@ def _accepters(table: _Table, offer: Offer) -> list[int]:
 
 
 def offer_possible(table: _Table, offer: Offer) -> bool:
-    """Whether the offer's cards are still there and somebody may still accept it."""
+    """Whether the offer's cards are still there and a bid stands or somebody may answer."""
     hand_slots = {h.slot for h in table.players[offer.maker].hand}
     return (
         set(offer.give_hand) <= hand_slots
         and set(offer.give_face_up) <= set(table.face_up)
-        and bool(_accepters(table, offer))
+        and bool(_bidders(table, offer) or _accepters(table, offer))
     )
 
 
 def _drop_impossible_offers(draft: _Draft) -> None:
-    """Offers whose cards are gone, or that nobody may accept any more, are withdrawn."""
+    """Offers whose cards are gone, or that nobody may answer any more, are withdrawn; bids
+    and rejections go with their offers."""
     draft.offers = [o for o in draft.offers if offer_possible(draft, o)]
     open_ids = {o.id for o in draft.offers}
+    draft.bids = [b for b in draft.bids if b.offer in open_ids]
     draft.rejections = {r for r in draft.rejections if r[0] in open_ids}
 
 
@@ -801,6 +926,7 @@ def _make_offer(draft: _Draft, seat: int, action: MakeOffer) -> None:
         raise RuleError("an offer gives something, asks for something, or both")
     for slot, card in action.give_hand:
         _claim(draft, seat, slot, card)
+    _check_unpromised(draft, seat, (*slots, *action.give_face_up))
     offer = Offer(
         id=draft.next_offer_id,
         maker=seat,
@@ -823,28 +949,48 @@ def _find_offer(draft: _Draft, offer_id: int) -> Offer:
     raise RuleError(f"there is no open offer {offer_id}")
 
 
+def _not_open(draft: _Draft, seat: int, offer: Offer) -> RuleError:
+    if seat in _bidders(draft, offer):
+        return RuleError(f"you have bid on offer {offer.id}; withdraw your bid to take it back")
+    return RuleError(f"offer {offer.id} is not open to you")
+
+
 def _accept(draft: _Draft, seat: int, action: Accept) -> None:
+    """Accept an offer to you (the trade happens now) or bid on an offer to everyone (its
+    maker chooses among the bids). Either way the named cards are opened and must meet what
+    the offer asks for."""
     _check_trading(draft)
     offer = _find_offer(draft, action.offer)
     if seat not in _accepters(draft, offer):
-        raise RuleError(f"offer {offer.id} is not open to you")
+        raise _not_open(draft, seat, offer)
     slots = [slot for slot, _ in action.give_hand]
     _distinct(slots, "hand card")
-    named_in_hand = {h.slot for h in draft.players[seat].hand if h.card in offer.want_cards}
-    if named_in_hand & set(slots):
+    named_in_hand = [h.slot for h in draft.players[seat].hand if h.card in offer.want_cards]
+    if set(named_in_hand) & set(slots):
         raise RuleError("a card the offer asks for by name is given with it already")
+    named_face_up = [card for card in offer.want_cards if card in draft.face_up]
     opened = [_claim(draft, seat, slot, card) for slot, card in action.give_hand]
+    _check_unpromised(draft, seat, (*slots, *named_in_hand, *named_face_up))
     given = Counter(bean_of(h.card) for h in opened if h.card is not None)
     if given != Counter(dict(offer.want_beans)):
         asked = ", ".join(f"{n} {b}" for b, n in offer.want_beans) or "no beans from your hand"
         raise RuleError(f"offer {offer.id} asks for {asked}; the cards you named do not match")
-    maker, accepter = draft.players[offer.maker], draft.players[seat]
+    if offer.to is None:
+        draft.bids.append(Bid(offer.id, seat, (*slots, *named_in_hand)))
+    else:
+        _trade(draft, offer, seat, (*slots, *named_in_hand))
+
+
+def _trade(draft: _Draft, offer: Offer, partner: int, partner_slots: Sequence[Slot]) -> None:
+    """The offer's maker and its partner swap what the offer gives for the partner's cards
+    (those slots, and the face-up cards it wanted); the offer closes and its bids lapse."""
+    maker, other = draft.players[offer.maker], draft.players[partner]
     # What each side gives goes to the other side's pending area, never into a hand.
-    accepter.pending.extend(_remove_from_hand(draft, offer.maker, offer.give_hand))
+    other.pending.extend(_remove_from_hand(draft, offer.maker, offer.give_hand))
     for card in offer.give_face_up:
         draft.face_up.remove(card)
-        accepter.pending.append(card)
-    maker.pending.extend(_remove_from_hand(draft, seat, [*slots, *named_in_hand]))
+        other.pending.append(card)
+    maker.pending.extend(_remove_from_hand(draft, partner, partner_slots))
     for card in offer.want_cards:
         if card in draft.face_up:
             draft.face_up.remove(card)
@@ -853,11 +999,22 @@ def _accept(draft: _Draft, seat: int, action: Accept) -> None:
     _drop_impossible_offers(draft)
 
 
+def _take(draft: _Draft, seat: int, action: Take) -> None:
+    _check_trading(draft)
+    offer = _find_offer(draft, action.offer)
+    if offer.maker != seat:
+        raise RuleError(f"offer {offer.id} is not yours; only its maker takes a bid on it")
+    bid = next((b for b in draft.bids if b.offer == offer.id and b.bidder == action.bidder), None)
+    if bid is None:
+        raise RuleError(f"seat {action.bidder} has no bid on offer {offer.id}")
+    _trade(draft, offer, bid.bidder, bid.give_hand)
+
+
 def _reject(draft: _Draft, seat: int, action: Reject) -> None:
     _check_trading(draft)
     offer = _find_offer(draft, action.offer)
     if seat not in _accepters(draft, offer):
-        raise RuleError(f"offer {offer.id} is not open to you")
+        raise _not_open(draft, seat, offer)
     draft.rejections.add((offer.id, seat))
     _drop_impossible_offers(draft)
 
@@ -865,9 +1022,13 @@ def _reject(draft: _Draft, seat: int, action: Reject) -> None:
 def _withdraw(draft: _Draft, seat: int, action: Withdraw) -> None:
     _check_trading(draft)
     offer = _find_offer(draft, action.offer)
-    if offer.maker != seat:
-        raise RuleError(f"offer {offer.id} is not yours to withdraw")
-    draft.offers.remove(offer)
+    if offer.maker == seat:
+        draft.offers.remove(offer)
+    else:
+        bid = next((b for b in draft.bids if b.offer == offer.id and b.bidder == seat), None)
+        if bid is None:
+            raise RuleError(f"offer {offer.id} is not yours to withdraw, and you have no bid on it")
+        draft.bids.remove(bid)
     _drop_impossible_offers(draft)
 
 
@@ -878,6 +1039,7 @@ def _end_trading(draft: _Draft, seat: int, action: EndTrading) -> None:
     draft.players[seat].pending.extend(draft.face_up)  # face-up cards nobody took stay with it
     draft.face_up.clear()
     draft.offers.clear()
+    draft.bids.clear()
     draft.rejections.clear()
     draft.phase = Phase.PLANT_PENDING
     _after_planting_pending(draft)
@@ -892,6 +1054,7 @@ _HANDLERS: dict[type, Callable[[_Draft, int, Any], None]] = {
     Accept: _accept,
     Reject: _reject,
     Withdraw: _withdraw,
+    Take: _take,
     EndTrading: _end_trading,
     PlantPending: _plant_pending,
 }
@@ -928,11 +1091,14 @@ def legal_actions(state: State, seat: int, hand: Mapping[Slot, Card] | None = No
         for offer in state.offers:
             if offer.maker == seat:
                 actions.append(Withdraw(offer.id))
+                actions += [Take(offer.id, bid.bidder) for bid in bids_on(state, offer.id)]
             elif seat in _accepters(state, offer):
                 actions += [
                     Accept(offer.id, give) for give in _accept_choices(state, seat, offer, known)
                 ]
                 actions.append(Reject(offer.id))
+            elif seat in _bidders(state, offer):
+                actions.append(Withdraw(offer.id))
     elif state.phase is Phase.PLANT_PENDING:
         for card in dict.fromkeys(player.pending):
             actions += [
@@ -954,12 +1120,17 @@ def legal_actions(state: State, seat: int, hand: Mapping[Slot, Card] | None = No
 def _accept_choices(
     state: State, seat: int, offer: Offer, hand: Mapping[Slot, Card]
 ) -> list[tuple[tuple[Slot, Card], ...]]:
-    """Every set of the seat's hand cards that meets the offer's wanted beans."""
+    """Every set of the seat's hand cards that meets the offer's wanted beans, leaving out
+    cards it has promised elsewhere (none at all if a card the offer names is promised)."""
     named = set(offer.want_cards)
+    promised = _promises(state, seat)
+    named_slots = {h.slot for h in state.players[seat].hand if h.card in named}
+    if any(thing in promised for thing in (*named_slots, *named)):
+        return []
     by_bean: dict[Bean, list[tuple[Slot, Card]]] = {}
     for held in state.players[seat].hand:
         card = _known(held, hand)
-        if card is not None and card not in named:
+        if card is not None and card not in named and held.slot not in promised:
             by_bean.setdefault(bean_of(card), []).append((held.slot, card))
     choices: list[tuple[tuple[Slot, Card], ...]] = [()]
     for bean, count in offer.want_beans:
@@ -973,8 +1144,8 @@ class OfferOptions:
     """What an offer from this seat may contain now."""
 
     recipients: tuple[int | None, ...]  # None: everyone
-    hand: tuple[Slot, ...]  # the seat's hand cards, any position
-    face_up: tuple[Card, ...]  # the active player's face-up cards
+    hand: tuple[Slot, ...]  # the seat's hand cards not promised elsewhere, any position
+    face_up: tuple[Card, ...]  # the active player's face-up cards not promised elsewhere
     visible: tuple[tuple[int, Card], ...]  # (holder, card): cards that may be asked for by name
     beans: tuple[Bean, ...]  # bean types that may be asked for
 
@@ -986,9 +1157,10 @@ def offer_options(state: State, seat: int) -> OfferOptions | None:
     if sum(1 for o in state.offers if o.maker == seat) >= MAX_OPEN_OFFERS_PER_PLAYER:
         return None
     others = [s for s in range(len(state.players)) if s != seat]
+    promised = _promises(state, seat)
     if seat == state.active:
         recipients: tuple[int | None, ...] = (None, *others)
-        face_up = state.face_up
+        face_up = tuple(card for card in state.face_up if card not in promised)
     else:
         recipients, face_up = (state.active,), ()
     counterparts = others if seat == state.active else [state.active]
@@ -997,13 +1169,31 @@ def offer_options(state: State, seat: int) -> OfferOptions | None:
         for holder in counterparts
         for card in sorted(_visible_cards_of(state, holder))
     )
-    hand = tuple(h.slot for h in state.players[seat].hand)
+    hand = tuple(h.slot for h in state.players[seat].hand if h.slot not in promised)
     return OfferOptions(recipients, hand, face_up, visible, state.setup.beans)
 
 
 def accepters(state: State, offer: Offer) -> list[int]:
-    """The seats that may accept this open offer now."""
+    """The seats that may accept this open offer now (to everyone: that may still bid)."""
     return _accepters(state, offer)
+
+
+def bids_on(state: State, offer_id: int) -> list[Bid]:
+    """The standing bids on an offer to everyone, in the order they were made."""
+    return [bid for bid in state.bids if bid.offer == offer_id]
+
+
+def bid_cards(state: State, bid: Bid) -> list[Card]:
+    """The cards a bid gives (all of them opened when it was made), in hand order."""
+    hand = state.players[bid.bidder].hand
+    return [h.card for h in hand if h.slot in bid.give_hand and h.card is not None]
+
+
+def promised(state: State, seat: int) -> dict[Slot | Card, str]:
+    """What the seat has promised to its open offers and standing bids (hand cards by slot,
+    face-up cards by card), each with what holds it ("offer 7", "bid on offer 7"). A promised
+    card goes into no other offer, bid or trade until that promise is withdrawn."""
+    return _promises(state, seat)
 
 
 def waiting_for(state: State) -> list[tuple[int, str]]:
@@ -1016,6 +1206,8 @@ def waiting_for(state: State) -> list[tuple[int, str]]:
         waiting = [(active, "trade, or end trading")]
         for offer in state.offers:
             waiting += [(s, f"answer offer {offer.id}") for s in _accepters(state, offer)]
+            if _bidders(state, offer):
+                waiting.append((offer.maker, f"choose a taker for offer {offer.id}"))
         return waiting
     if state.phase is Phase.PLANT_PENDING:
         return [
@@ -1030,7 +1222,7 @@ def harvest_value(state: State, seat: int, field_index: int) -> int:
     return coins(bean_of(cards[0]), len(cards)) if cards else 0
 
 
-STATE_ENCODING_VERSION = 1
+STATE_ENCODING_VERSION = 2
 
 
 def canonical(state: State) -> list[Any]:
@@ -1067,6 +1259,7 @@ def canonical(state: State) -> list[Any]:
             ]
             for o in state.offers
         ],
+        [[b.offer, b.bidder, [list(s) for s in b.give_hand]] for b in state.bids],
         sorted(list(r) for r in state.rejections),
         state.next_offer_id,
         [state.deck.epoch, state.deck.drawn, state.deck.size],

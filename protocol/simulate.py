@@ -2,9 +2,10 @@
 
     python -m protocol.simulate --players N --games G --seed S [--json]
 
-Every kind of action occurs: plantings, trades, gifts, rejections, withdrawals, off-turn
-harvests and field purchases. The game logic here is pure; only `main` reads the clock and
-prints (the one place in protocol/ that does).
+Every kind of action occurs: plantings, trades, gifts, bids and takes, rejections, withdrawals
+(of offers and of bids), off-turn harvests and field purchases. Moves are applied one at a
+time here; how a lockstep step applies several at once is protocol.steps. The game logic
+here is pure; only `main` reads the clock and prints (the one place in protocol/ that does).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from protocol.kdf import Stream
 from protocol.open_table import OpenTable
 from protocol.random_play import random_action
 from protocol.rules import (
+    Accept,
     Action,
     BuyField,
     MakeOffer,
@@ -30,6 +32,7 @@ from protocol.rules import (
     Result,
     RuleError,
     State,
+    Withdraw,
     apply,
     legal_actions,
     new_game,
@@ -136,6 +139,11 @@ def _kind(move: Move) -> str:
     name = type(action).__name__
     if isinstance(action, MakeOffer) and not (action.want_cards or action.want_beans):
         name = "Gift"
+    offer = next((o for o in move.before.offers if o.id == getattr(action, "offer", None)), None)
+    if isinstance(action, Accept) and offer is not None and offer.to is None:
+        name = "Bid"
+    if isinstance(action, Withdraw) and offer is not None and offer.maker != move.seat:
+        name = "WithdrawBid"
     off_turn = move.seat is not None and move.seat != move.before.active
     return name + ("/off-turn" if off_turn else "")
 

@@ -27,6 +27,7 @@ from protocol.rules import (
     PlantPending,
     Reject,
     Slot,
+    Take,
     Withdraw,
 )
 
@@ -93,6 +94,7 @@ ACTION_SCHEMAS: dict[str, tuple[type, Mapping[str, Spec]]] = {
     "accept": (Accept, {"offer": OFFER_ID, "give_hand": HAND_CARDS}),
     "reject": (Reject, {"offer": OFFER_ID}),
     "withdraw": (Withdraw, {"offer": OFFER_ID}),
+    "take": (Take, {"offer": OFFER_ID, "bidder": SEAT}),
     "end_trading": (EndTrading, {}),
     "plant_pending": (PlantPending, {"card": CARD, "field": FIELD}),
 }

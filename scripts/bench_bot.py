@@ -7,6 +7,9 @@ ports and fresh contributions; and the bots sit in the same order (each says `be
 on stderr once the lobby has seated it, and the bench starts the next bot then).
 
     python scripts/bench_bot.py sealed|plain SEED bean-client-bot-arguments...
+
+tests/test_plain_golden.py seeds its own seat (in the test process) with `same_game_patches`
+too, and runs its bots with this script.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ from __future__ import annotations
 import hashlib
 import sys
 import types
+from typing import Any
 
 import client.lobby_client
 import client.sealed
@@ -34,16 +38,29 @@ def same_secrets_every_run(seed: str, name: str) -> types.SimpleNamespace:
     return types.SimpleNamespace(token_bytes=token_bytes)
 
 
+def same_game_patches(seed: str, name: str) -> list[tuple[Any, str, Any]]:
+    """(module, attribute, value): what to set so that the seat `name` draws the same secrets
+    and the game has the same identity every run (benchmarks and tests only)."""
+    fixed = same_secrets_every_run(seed, name)
+    same_identity = hashlib.shake_256(f"{seed}/identity".encode()).digest(16)
+
+    def game_identity(roster: object, contributions: object) -> bytes:
+        return same_identity
+
+    return [
+        (client.session, "secrets", fixed),
+        (client.table_setup, "secrets", fixed),
+        (protocol.table, "game_identity", game_identity),
+        (client.table_setup, "game_identity", game_identity),
+    ]
+
+
 def main() -> None:
     links, seed, arguments = sys.argv[1], sys.argv[2], sys.argv[3:]
     client.sealed.UNSEALED_LINKS_FOR_BENCHMARKS_ONLY = links == "plain"
     name = arguments[arguments.index("--name") + 1]
-    fixed = same_secrets_every_run(seed, name)
-    client.session.secrets = fixed  # type: ignore[assignment]
-    client.table_setup.secrets = fixed  # type: ignore[assignment]
-    same_identity = hashlib.shake_256(f"{seed}/identity".encode()).digest(16)
-    protocol.table.game_identity = lambda roster, contributions: same_identity
-    client.table_setup.game_identity = protocol.table.game_identity
+    for module, attribute, value in same_game_patches(seed, name):
+        setattr(module, attribute, value)
     quick_match = client.lobby_client.LobbyClient.quick_match
 
     def quick_match_and_say(self: object, *args: object) -> object:

@@ -16,13 +16,15 @@ import msgpack
 
 from client.game import PeerGame
 from protocol.deck import Keys
-from protocol.peer_messages import STEP_DOMAIN, StepBody, StepFrame
+from protocol.peer_messages import StepBody, StepFrame, sign
 from protocol.rules import Plant
 
 CHEATS = (
     "wrong-key", "card-not-held", "out-of-order", "out-of-turn", "stale-state",
     "equivocation", "forged-signature", "withheld",
 )  # fmt: skip
+#: Cheats no signature proves: the honest clients refuse them, and name nobody.
+UNPROVABLE = ("forged-signature",)
 
 
 def _rewrite(payload: bytes, **changes: Any) -> bytes:
@@ -53,6 +55,10 @@ class CheatingGame(PeerGame):
 
     def _send(self, step: int, payload: bytes) -> None:
         super()._publish(step, payload)
+
+    def _signed(self, step: int, payload: bytes, seat: int | None = None) -> StepFrame:
+        author = self.seat if seat is None else seat
+        return sign(self.identity, StepFrame(self.game_id, step, author, payload))
 
     def _wrong_key(self, step: int, payload: bytes, body: StepBody) -> bool:
         private = [dict(m) for m in body.deck if m.get("kind") == Keys.KIND and m["to"] is not None]
@@ -116,11 +122,9 @@ class CheatingGame(PeerGame):
             return False
         wire = body.to_wire()
         other: bytes = msgpack.packb(dict(reversed(list(wire.items()))), use_bin_type=True)
-        self.inbox[step][self.seat] = (payload, self.identity.sign(STEP_DOMAIN, payload).signature)
+        self.inbox[step][self.seat] = self._signed(step, payload).frame
         for seat in self.mesh.connected:
-            chosen = payload if seat % 2 else other
-            signature = self.identity.sign(STEP_DOMAIN, chosen).signature
-            self.mesh.send(seat, StepFrame(chosen, signature))
+            self.mesh.send(seat, self._signed(step, payload if seat % 2 else other))
         return True
 
     def _forged_signature(self, step: int, payload: bytes, body: StepBody) -> bool:
@@ -129,7 +133,7 @@ class CheatingGame(PeerGame):
             return False
         victim = (self.seat + 1) % self.players
         forged = _rewrite(payload, seat=victim, actions=[], deck=[])
-        self.mesh.broadcast(StepFrame(forged, self.identity.sign(STEP_DOMAIN, forged).signature))
+        self.mesh.broadcast(self._signed(step, forged, victim))
         self._send(step, payload)
         return True
 
@@ -139,7 +143,7 @@ class CheatingGame(PeerGame):
         started = len(self.inbox.get(step, {})) > 0 or self.lockstep.urgent()
         if not self._dealt or not started:
             return False
-        self.inbox[step][self.seat] = (payload, self.identity.sign(STEP_DOMAIN, payload).signature)
+        self.inbox[step][self.seat] = self._signed(step, payload).frame
         self._withheld_step = step
         return True
 

@@ -1,5 +1,5 @@
 """Fixtures for every test: a test must leave the reactor as it found it, and no client
-process it started may outlive it.
+process it started may outlive it. Also `keyboard`, prompt_toolkit's pipe for a REPL's keys.
 
 A test that leaves a timer, a connection, a listening port or a process pipe behind fails, and
 what it left is cleaned up so that the next test starts clean. Connections that are closing when
@@ -9,15 +9,24 @@ the test ends get a short grace period to finish (their last steps run on later 
 from __future__ import annotations
 
 import time
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
 import pytest_twisted
+from prompt_toolkit.input import PipeInput, create_pipe_input
 from twisted.internet import defer, task
 
 from tests.processes import kill_leftovers
 
 GRACE_SECONDS = 2.0
+
+
+@pytest.fixture
+def keyboard() -> Iterator[PipeInput]:
+    """Keys for a REPL under test: what is sent to the pipe is typed at its prompt."""
+    with create_pipe_input() as pipe:
+        yield pipe
 
 
 def _selectables(reactor: Any) -> set[Any]:

@@ -5,7 +5,7 @@ import pytest
 from client.bots import GreedyBot, RandomBot, planting_gain, play_local_game
 from protocol.cards import CARDS_OF, Bean
 from protocol.invariants import violations
-from protocol.rules import Accept, EndPlanting, Harvest, MakeOffer, Phase, Plant, Reject
+from protocol.rules import Accept, EndPlanting, Harvest, MakeOffer, Phase, Plant, Reject, Take
 from protocol.simulate import game_seed
 from protocol.steps import ForbiddenAction, apply_step
 from tests.rules_helpers import table
@@ -81,3 +81,41 @@ def test_a_seat_whose_own_actions_are_illegal_is_named():
     with pytest.raises(ForbiddenAction, match="seat 1 sent Plant") as caught:
         apply_step(game.state, {0: [], 1: [Plant(0, soy)]})
     assert caught.value.seat == 1
+
+
+def test_greedy_never_offers_a_card_it_promised_to_a_bid():
+    game = table(
+        hands={0: "chili soy", 1: "red blue"},
+        fields={1: ["blue blue blue", ""]},
+        deck="blue black-eyed",
+    )
+    game = game.plant_front(0).do(0, EndPlanting())
+    game = game.do(0, MakeOffer(None, want_beans=((Bean.RED, 1),)))
+    game = game.do(1, Accept(1, (game.hand_slot(1, 1),)))  # its red is promised to the bid
+    (offer,) = GreedyBot().decide(game.state, 1, game.hand(1))
+    assert isinstance(offer, MakeOffer) and offer.give_hand == (game.hand_slot(1, 2),)
+
+
+def test_greedy_as_maker_takes_the_bid_worth_most_and_between_equals_the_poorer_partner():
+    def trading(earnings: dict[int, str]):
+        game = table(
+            hands={0: "chili soy", 1: "red", 2: "soy", 3: "soy"},
+            fields={0: ["", "soy soy"]},
+            earnings=earnings,
+            deck="stink black-eyed",
+        )
+        return game.plant_front(0).do(0, EndPlanting())
+
+    game = trading({2: "garden garden", 3: "garden"})
+    game = game.do(0, MakeOffer(None, give_face_up=game.state.face_up[:1]))
+    for seat in (1, 2, 3):
+        game = game.do(seat, Accept(1))
+    assert GreedyBot().decide(game.state, 0, game.hand(0)) == [Take(1, 1)]  # it has no coins
+    game = trading({1: "garden", 2: "garden garden"})
+    wants = ((Bean.SOY, 1),)
+    game = game.do(0, MakeOffer(None, give_face_up=game.state.face_up[:1], want_beans=wants))
+    game = game.do(1, Reject(1))
+    for seat in (2, 3):
+        game = game.do(seat, Accept(1, (game.hand_slot(seat, 1),)))
+    # Either soy grows its soy field as much; seat 3 has fewer coins than seat 2.
+    assert GreedyBot().decide(game.state, 0, game.hand(0)) == [Take(1, 3)]

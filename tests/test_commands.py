@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from prompt_toolkit.completion import CompleteEvent
 from prompt_toolkit.document import Document
 
+from client.gamefile import GameFile, GameFileWriter
 from client.screen import PlayerView
 from client.screen.commands import (
     CommandError,
@@ -26,6 +27,7 @@ from client.screen.commands import (
 )
 from client.screen.completion import GameCompleter, LobbyCompleter
 from client.screen.lobby_commands import (
+    LobbyAddBot,
     LobbyConnect,
     LobbyCreate,
     LobbyHelp,
@@ -35,13 +37,15 @@ from client.screen.lobby_commands import (
     LobbyQuickMatch,
     LobbyQuit,
     LobbyReady,
+    LobbyRemoveBot,
+    LobbyResume,
     LobbySay,
     LobbyWho,
     parse_lobby_command,
 )
 from protocol.cards import CARDS_OF, Bean, bean_of
 from protocol.kdf import Stream
-from protocol.messages import RoomOptions, RoomSummary
+from protocol.messages import GameStart, RoomOptions, RoomSummary, Seat
 from protocol.open_table import OpenTable
 from protocol.random_play import random_offer
 from protocol.rules import (
@@ -57,11 +61,13 @@ from protocol.rules import (
     Reject,
     RuleError,
     State,
+    Take,
     Withdraw,
     apply,
     legal_actions,
 )
 from protocol.simulate import game_seed, random_moves
+from protocol.table import AgreedTable
 from tests.rules_helpers import Game, table
 
 NAMES = ["Ann", "Bob", "Cat", "Dan", "Eve", "Fay", "Gus"]
@@ -469,9 +475,51 @@ def test_reject_and_withdraw_by_number_all_or_the_only_one():
     assert submitted(game, 2, "r") == (Reject(1),)
     assert submitted(game, 0, "w all") == (Withdraw(1), Withdraw(2))
     assert submitted(game, 0, "withdraw 2") == (Withdraw(2),)
-    assert refused(game, 1, "w 1") == "offer 1 is not yours to withdraw"
+    assert refused(game, 1, "w 1") == "offer 1 is not yours to withdraw, and you have no bid on it"
     assert refused(game, 1, "r x") == "reject takes offer numbers (or all)"
-    assert refused(game, 3, "w") == "you have no open offers"
+    assert refused(game, 3, "w") == "you have no open offers or bids"
+
+
+def gift_with_takers() -> Game:
+    """Ann gives the face-up soy to everyone; Bob and Cat take it: two bids wait for her."""
+    game = trading()
+    game = game.do(0, MakeOffer(None, give_face_up=(game.state.face_up[0],)))
+    return game.do(1, Accept(1)).do(2, Accept(1))
+
+
+def test_take_names_the_offer_and_the_taker_by_name_or_seat():
+    game = gift_with_takers()
+    assert submitted(game, 0, "take 1 bob") == (Take(1, 1),)
+    assert submitted(game, 0, "take 1 3") == (Take(1, 2),)
+    assert submitted(game, 0, "take 1 ca") == (Take(1, 2),)
+    question = asked(game, 0, "take 1")
+    assert question.prompt == "Take whose bid on offer 1?"
+    assert [(c.label, c.command) for c in question.choices] == [
+        ("Bob", "take 1 bob"), ("Cat", "take 1 cat"),
+    ]  # fmt: skip
+    assert [c.command for c in asked(game, 0, "take").choices] == ["take 1 bob", "take 1 cat"]
+
+
+def test_take_what_cannot_be_taken_says_why():
+    game = gift_with_takers()
+    assert refused(game, 0, "take 1 dan") == "Dan has no bid on offer 1"
+    assert refused(game, 0, "take 1 all") == "take one player's bid; the others lapse with it"
+    assert refused(game, 1, "take 1 cat") == (
+        "offer 1 is not yours; only its maker takes a bid on it"
+    )
+    assert refused(game, 0, "take 4 bob") == "there is no open offer 4"
+    assert refused(trading(), 0, "take") == ("nobody has taken an offer of yours to everyone yet")
+
+
+def test_a_bidder_withdraws_its_bid_and_bids_are_answered_in_one_step_only_once():
+    game = gift_with_takers()
+    assert submitted(game, 1, "w 1") == (Withdraw(1),)
+    assert submitted(game, 1, "withdraw all") == (Withdraw(1),)
+    assert refused(game, 1, "a 1") == "you have bid on offer 1; withdraw your bid to take it back"
+    assert refused(game, 0, "w 1; g bob face 1") == (
+        "the soy card (face up) is promised in your offer 1; withdraw that first "
+        "(a withdrawal counts from the next step on)"
+    )
 
 
 def test_an_answer_is_checked_again_against_the_state_when_it_comes():
@@ -488,13 +536,14 @@ def test_an_answer_is_checked_again_against_the_state_when_it_comes():
 
 
 def planting_kept_cards() -> Game:
-    """Ann ended trading and keeps the face-up soy and chili; her fields: chili 3, empty."""
+    """Ann ended trading and keeps the face-up soy and chili (to plant in card order: chili,
+    soy); her fields: chili 3, empty."""
     return trading().do(0, EndTrading())
 
 
 def test_plant_pending_cards_in_a_chosen_order_into_chosen_fields():
     game = planting_kept_cards()
-    soy, chili = game.state.players[0].pending
+    chili, soy = game.state.players[0].pending
     assert submitted(game, 0, "p chili 1 soy 2") == (PlantPending(chili, 0), PlantPending(soy, 1))
     assert submitted(game, 0, "plant soy 2; plant chili 1") == (
         PlantPending(soy, 1),
@@ -504,7 +553,7 @@ def test_plant_pending_cards_in_a_chosen_order_into_chosen_fields():
 
 def test_plant_pending_without_a_field_plants_where_only_one_fits_and_asks_otherwise():
     game = planting_kept_cards()
-    soy, _ = game.state.players[0].pending
+    _, soy = game.state.players[0].pending
     assert submitted(game, 0, "p soy") == (PlantPending(soy, 1),)
     question = asked(game, 0, "p chili")
     assert [c.command for c in question.choices] == ["plant chili 1", "plant chili 2"]
@@ -515,17 +564,19 @@ def test_plant_pending_with_several_beans_asks_which_card_and_where():
     question = asked(game, 0, "p")
     assert question.prompt == "Plant which card, and where?"
     assert [(c.label, c.command) for c in question.choices] == [
-        ("soy in field 2 (empty)", "plant soy 2"),
         ("chili in field 1 (chili 3)", "plant chili 1"),
         ("chili in field 2 (empty)", "plant chili 2"),
+        ("soy in field 2 (empty)", "plant soy 2"),
     ]
 
 
 def test_plant_pending_with_several_beans_and_a_field_needs_the_bean_named():
     game = planting_kept_cards()
-    # The example is one the rules allow: soy does not fit field 1.
-    assert refused(game, 0, "p 1") == "say which card: you have soy, chili to plant (plant soy 2)"
-    assert refused(game, 0, "p red 1") == "you have no red to plant; you have soy, chili"
+    # The example is one the rules allow (soy would not fit field 1).
+    assert refused(game, 0, "p 1") == (
+        "say which card: you have chili, soy to plant (plant chili 1)"
+    )
+    assert refused(game, 0, "p red 1") == "you have no red to plant; you have chili, soy"
     assert refused(game, 0, "p soy 1") == (
         "field 1 holds chili; soy needs an empty field or a soy field; it fits field 2"
     )
@@ -667,7 +718,8 @@ def texts(game: Game | None, seat: int, text: str) -> list[str]:
 
 def test_complete_command_names_by_prefix_even_before_a_game():
     assert texts(None, 0, "") == [
-        "plant", "harvest", "buy", "offer", "gift", "counter", "accept", "reject", "withdraw",
+        "plant", "harvest", "buy", "offer", "gift", "counter", "accept", "take", "reject",
+        "withdraw",
         "end", "table", "hand", "log", "who", "help", "say", "leave",
     ]  # fmt: skip
     assert texts(None, 0, "ha") == ["harvest", "hand"]
@@ -694,7 +746,7 @@ def test_complete_harvest_offers_the_fields_that_may_be_harvested_with_their_pay
 
 def test_complete_plant_in_step_3_offers_beans_then_the_fields_they_fit():
     game = planting_kept_cards()
-    assert completions(game, 0, "p ") == [("soy", "1 to plant"), ("chili", "1 to plant")]
+    assert completions(game, 0, "p ") == [("chili", "1 to plant"), ("soy", "1 to plant")]
     assert texts(game, 0, "p chili ") == ["1", "2"]
     assert texts(game, 0, "p soy ") == ["2"]
     assert texts(game, 0, "p soy 2 ") == ["chili", "1"]  # one bean left: its fields too
@@ -736,6 +788,14 @@ def test_complete_reject_withdraw_and_counter_offer_numbers():
     assert texts(game, 1, "c 1 ") == ["give", "want"]
 
 
+def test_complete_take_offers_with_takers_then_the_takers():
+    game = gift_with_takers()
+    assert completions(game, 0, "take ") == [("1", "you: soy for nothing")]
+    assert completions(game, 0, "take 1 ") == [("bob", "Bob"), ("cat", "Cat")]
+    assert texts(game, 1, "take ") == []
+    assert texts(game, 1, "w ") == ["1", "all"]
+
+
 def test_complete_nothing_inside_a_chat_line():
     assert texts(trading(), 0, "'hello o") == []
     assert texts(trading(), 0, "say p") == []
@@ -755,6 +815,34 @@ def test_complete_lobby_commands_and_their_arguments():
     assert lobby("join ") == [("3", "friday (2/5)")]
     assert [t for t, _ in lobby("create ")] == ["3", "4", "5", "6", "7"]
     assert [t for t, _ in lobby("quick 4 r")] == ["rule=protect", "rule=literal"]
+    assert [t for t, _ in lobby("b")] == ["bot"]
+    assert lobby("bot ") == [("greedy", "strategy"), ("random", "strategy")]
+    assert [t for t, _ in lobby("res")] == ["resume"]
+
+
+def test_complete_my_bots_and_my_unfinished_games_in_the_lobby(tmp_path):
+    table = AgreedTable(
+        GameStart(
+            room_id=1,
+            game_id=bytes(16),
+            seats=tuple(Seat(name, bytes([n]) * 32, "10.0.0.1", 4000) for n, name in
+                        enumerate(("ann", "bob", "cy"))),
+            options=RoomOptions(),
+        ),
+        1,
+        (bytes(32),) * 3,
+    )  # fmt: skip
+    GameFileWriter.create(tmp_path / "a.game", table, bytes(32), "10.0.0.1").close()
+    saved = GameFile.read(tmp_path / "a.game")
+    completer = LobbyCompleter(lambda: [], lambda: ["bot-1f3a", "bot-77aa"], lambda: [saved])
+
+    def lobby(text: str) -> list[tuple[str, str]]:
+        found = completer.get_completions(Document(text), CompleteEvent())
+        return [(c.text, c.display_meta_text) for c in found]
+
+    assert lobby("unbot ") == [("bot-1f3a", "your bot"), ("bot-77aa", "your bot")]
+    assert lobby("kick bot-7") == [("bot-77aa", "your bot")]
+    assert lobby("resume ") == [("1", "with ann, cy")]
 
 
 # --- Lobby mode ---------------------------------------------------------------------------------
@@ -793,6 +881,13 @@ def test_complete_lobby_commands_and_their_arguments():
         ("exit", LobbyQuit()),
         ("help", LobbyHelp(None)),
         ("? cr", LobbyHelp("create")),
+        ("bot", LobbyAddBot("greedy")),
+        ("bot rand", LobbyAddBot("random")),
+        ("unbot bot-1f3a", LobbyRemoveBot("bot-1f3a")),
+        ("kick bot-1", LobbyRemoveBot("bot-1")),
+        ("resume", LobbyResume(None)),
+        ("resume 2", LobbyResume(2)),
+        ("continue #1", LobbyResume(1)),
     ],
 )
 def test_lobby_commands(line: str, expected: object):
@@ -817,6 +912,10 @@ def test_lobby_commands(line: str, expected: object):
         ("connect", "connect HOST[:PORT], e.g. connect 192.168.1.20"),
         ("connect host:99999", "lobby port must be a number from 1 to 65535, not '99999'"),
         ("plant 1", "'plant' is not a command; type help for the list"),
+        ("bot clever", "a bot plays greedy or random, not 'clever'"),
+        ("unbot", "unbot NAME: which of your bots? who shows their names"),
+        ("resume one", "resume takes the number of a game in the list, not 'one'"),
+        ("resume 0", "resume takes the number of a game in the list, not '0'"),
     ],
 )
 def test_lobby_lines_that_cannot_be_sent_say_why(line: str, message: str):

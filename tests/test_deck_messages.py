@@ -5,8 +5,12 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from protocol.cards import ALL_CARDS, Bean
 from protocol.deck.errors import WireError
 from protocol.deck.messages import (
+    MAX_CARDS,
+    MAX_PLAYERS,
+    MAX_PROOF_ROUNDS,
     Coins,
     Commit,
     Dispute,
@@ -19,6 +23,17 @@ from protocol.deck.messages import (
     ShuffleAnswers,
     decode_message,
 )
+from protocol.messages import frame
+from protocol.peer_messages import (
+    MAX_ACTIONS_PER_STEP,
+    MAX_DECK_MESSAGES_PER_STEP,
+    PEER_MAX_FRAME,
+    StepBody,
+    StepFrame,
+)
+from protocol.rules import MakeOffer, Slot
+
+GAME = bytes(range(16))
 
 
 def blobs(size: int, max_items: int, min_items: int = 0) -> st.SearchStrategy[tuple[bytes, ...]]:
@@ -173,3 +188,50 @@ def test_reprs_show_no_keys_seeds_or_permutations():
     ]
     for text in shown:
         assert secret.hex() not in text and str(secret) not in text and "\\x01\\x02" not in text
+
+
+# --- the largest step message a peer link must carry ---------------------------------------
+
+
+def largest_step_body() -> StepBody:
+    """The largest step message the deck's and the rules' own limits admit: an epoch message
+    with every part at its largest, and keys for a whole deck in every other deck message."""
+    point, scalar = bytes(32), bytes(32)
+    epoch = EpochMessage(
+        epoch=63,
+        round=2 * MAX_PLAYERS,
+        commit=Commit(bytes(32), bytes(32), (bytes(32),) * (MAX_PLAYERS - 1)),
+        shuffle=Shuffle((point,) * MAX_CARDS, point),
+        shadows=Shadows((bytes(32),) * MAX_PROOF_ROUNDS),
+        coins=Coins((bytes(32),) * (MAX_PLAYERS - 1)),
+        answers=ShuffleAnswers(
+            (scalar,) * MAX_PROOF_ROUNDS, (bytes(MAX_CARDS),) * MAX_PROOF_ROUNDS
+        ),
+        relock=Relock((point,) * MAX_CARDS, (point,) * MAX_CARDS, (bytes(64),) * MAX_CARDS),
+    )
+    keys = Keys(63, MAX_PLAYERS - 1, tuple(range(MAX_CARDS)), (scalar,) * MAX_CARDS)
+    deck = (epoch.to_wire(), *[keys.to_wire()] * (MAX_DECK_MESSAGES_PER_STEP - 1))
+    hand = tuple((Slot(999, position), card) for position, card in enumerate(ALL_CARDS[:150]))
+    offer = MakeOffer(None, hand, (), (), tuple((bean, 24) for bean in Bean))
+    return StepBody(
+        game=GAME,
+        step=10**7,
+        seat=MAX_PLAYERS - 1,
+        state=bytes(32),
+        actions=(offer,) * MAX_ACTIONS_PER_STEP,
+        deck=deck,
+        start_commit=bytes(32),
+        start_coin=bytes(32),
+        final=bytes(32),
+    )
+
+
+def test_the_largest_step_message_fits_a_frame_and_is_read_back():
+    body = largest_step_body()
+    payload = body.encode()
+    message = StepFrame(GAME, body.step, body.seat, payload, bytes(64))
+    framed = frame(msgpack.packb(message.to_wire(), use_bin_type=True), PEER_MAX_FRAME)
+    assert len(framed) <= PEER_MAX_FRAME
+    assert StepBody.decode(payload) == body
+    assert isinstance(decode_message(body.deck[0], 3), EpochMessage)
+    assert all(isinstance(decode_message(wire, 3), Keys) for wire in body.deck[1:])

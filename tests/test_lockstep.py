@@ -3,15 +3,28 @@ once and blamed on its author; no seat ever sees a card it is not entitled to.""
 
 from __future__ import annotations
 
+import copy
 import secrets
 
 import pytest
 
 from client.bots import GreedyBot, RandomBot
+from protocol.cards import bean_of
 from protocol.deck import Keys, SeedReveal, decode_message
-from protocol.lockstep import Cheat, Lockstep
+from protocol.lockstep import Cheat, Lockstep, StepReport
 from protocol.peer_messages import StepBody
-from protocol.rules import Accept, EndTrading, MakeOffer, Phase, Plant, RuleError
+from protocol.rules import (
+    Accept,
+    EndTrading,
+    MakeOffer,
+    Phase,
+    Plant,
+    RuleError,
+    ShowHandCards,
+    Slot,
+    Take,
+    Withdraw,
+)
 from protocol.simulate import game_seed
 from tests.lockstep_harness import LocalGame
 
@@ -197,18 +210,135 @@ def test_a_malformed_message_is_blamed_on_its_sender(ready):
     assert cheat.seat == 2 and "malformed" in cheat.reason
 
 
-def test_an_action_spoiled_by_an_earlier_seat_is_refused_alike_everywhere(ready):
-    until(ready, lambda g: g.seats[0].rules.phase is Phase.TRADE and g.seats[0].rules.face_up)
-    rules = ready.seats[0].rules
+# --- Moves that meet in one step (protocol/steps.py's rules), on every peer ------------------
+
+
+@pytest.fixture(scope="module")
+def trading_table() -> LocalGame:
+    """A 4-seat game at the active seat's trading, its face-up cards turned; tests play on
+    copies of it."""
+    game = LocalGame.new(4, proof_rounds=1, label=b"trading")
+    until(game, lambda g: g.seats[0].rules is not None and bool(g.seats[0].rules.face_up))
+    return game
+
+
+def hidden_hand_cards(game: LocalGame, seat: int) -> list[tuple[Slot, int]]:
+    """The seat's hand cards nobody else has seen, as only that seat knows them."""
+    lockstep = game.seats[seat]
+    return [
+        (held.slot, lockstep.hand[held.slot])
+        for held in lockstep.rules.players[seat].hand
+        if held.card is None
+    ]
+
+
+def step_in_both_orders(game: LocalGame, actions) -> list[StepReport]:
+    """One step, each peer getting the step's messages in another order (ascending or
+    descending seats); every peer must end at the same state."""
+    payloads = {seat: ls.compose(actions.get(seat, ())) for seat, ls in enumerate(game.seats)}
+    reports = []
+    for seat, lockstep in enumerate(game.seats):
+        order = sorted(payloads, reverse=seat % 2 == 1)
+        reports.append(lockstep.play({s: payloads[s] for s in order}))
+    assert len({lockstep.chain for lockstep in game.seats}) == 1, "the peers diverged"
+    return reports
+
+
+def shown(report: StepReport) -> list[tuple[Slot, int]]:
+    """The hand cards the step's actions opened to everyone."""
+    return [card for a in report.applied if isinstance(a.action, ShowHandCards)
+            for card in a.action.cards]  # fmt: skip
+
+
+@pytest.mark.parametrize("partner_offset", [1, 2, 3])
+@pytest.mark.parametrize("active_makes", [True, False], ids=["active-makes", "other-makes"])
+def test_an_acceptance_holds_when_its_maker_withdraws_in_the_same_step(
+    trading_table, partner_offset, active_makes
+):
+    """The written rule: an acceptance sent against a standing offer holds; the withdrawal
+    finds nothing. Every partner seat, the maker the active player or the other one (so the
+    maker's seat is below the accepter's and above it), the messages in both orders: every
+    peer ends alike, and the only card opened is the one the trade gave."""
+    game = copy.deepcopy(trading_table)
+    rules = game.seats[0].rules
     active = rules.active
-    gift = MakeOffer(None, give_face_up=(rules.face_up[0],))
-    ready.step({active: [gift]})
-    offer = ready.seats[0].rules.offers[-1].id
-    takers = sorted(s for s in range(4) if s != active)[:2]
-    ready.step({seat: [Accept(offer)] for seat in takers})
-    reports = [report for report in ready.reports[-1]]
-    assert all([r.seat for r in report.refusals] == [takers[1]] for report in reports)
-    assert ready.seats[0].rules.players[takers[0]].pending == (rules.face_up[0],)
+    partner = (active + partner_offset) % 4
+    maker, taker = (active, partner) if active_makes else (partner, active)
+    paid = hidden_hand_cards(game, taker)[0]
+    wants = ((bean_of(paid[1]), 1),)
+    if active_makes:
+        offer = MakeOffer(partner, give_face_up=rules.face_up[:1], want_beans=wants)
+    else:
+        offer = MakeOffer(active, give_hand=hidden_hand_cards(game, partner)[:1], want_beans=wants)
+    step_in_both_orders(game, {maker: [offer]})
+    offer_id = game.seats[0].rules.offers[-1].id
+    reports = step_in_both_orders(
+        game, {taker: [Accept(offer_id, (paid,))], maker: [Withdraw(offer_id)]}
+    )
+    after = game.seats[0].rules
+    assert paid[1] in after.players[maker].pending and after.offers == ()
+    for report in reports:
+        assert [(r.seat, r.action) for r in report.refusals] == [(maker, Withdraw(offer_id))]
+        assert report.refusals[0].reason == f"there is no open offer {offer_id}"
+        assert shown(report) == [paid]
+
+
+def test_an_acceptance_holds_when_the_active_player_ends_trading_in_the_same_step(trading_table):
+    game = copy.deepcopy(trading_table)
+    rules = game.seats[0].rules
+    active, partner = rules.active, (rules.active + 1) % 4
+    face = rules.face_up[0]
+    paid = hidden_hand_cards(game, partner)[0]
+    offer = MakeOffer(partner, give_face_up=(face,), want_beans=((bean_of(paid[1]), 1),))
+    step_in_both_orders(game, {active: [offer]})
+    offer_id = game.seats[0].rules.offers[-1].id
+    reports = step_in_both_orders(
+        game, {partner: [Accept(offer_id, (paid,))], active: [EndTrading()]}
+    )
+    after = game.seats[0].rules
+    assert after.phase is not Phase.TRADE
+    assert face in after.players[partner].pending and paid[1] in after.players[active].pending
+    assert all(report.refusals == [] and shown(report) == [paid] for report in reports)
+
+
+def test_takers_of_a_gift_to_everyone_all_bid_and_its_maker_chooses_one(trading_table):
+    """Three players take one gift in the same step: none wins by its seat; each bid stands,
+    and the maker's choice (here the last seat to answer) decides, alike on every peer."""
+    game = copy.deepcopy(trading_table)
+    rules = game.seats[0].rules
+    active, face = rules.active, rules.face_up[0]
+    step_in_both_orders(game, {active: [MakeOffer(None, give_face_up=(face,))]})
+    gift = game.seats[0].rules.offers[-1].id
+    others = [s for s in range(4) if s != active]
+    reports = step_in_both_orders(game, {seat: [Accept(gift)] for seat in others})
+    assert all(report.refusals == [] for report in reports)
+    bids = game.seats[0].rules.bids
+    assert sorted(bid.bidder for bid in bids) == others and face in game.seats[0].rules.face_up
+    chosen = max(others)
+    reports = step_in_both_orders(game, {active: [Take(gift, chosen)]})
+    after = game.seats[0].rules
+    assert after.players[chosen].pending == (face,) and after.bids == () and after.offers == ()
+
+
+def test_a_bid_in_the_step_its_offer_is_withdrawn_lapses_having_shown_only_its_own_cards(
+    trading_table,
+):
+    game = copy.deepcopy(trading_table)
+    rules = game.seats[0].rules
+    active, bidder = rules.active, (rules.active + 2) % 4
+    paid = hidden_hand_cards(game, bidder)[0]
+    wants = ((bean_of(paid[1]), 1),)
+    step_in_both_orders(game, {active: [MakeOffer(None, give_face_up=rules.face_up[:1],
+                                                  want_beans=wants)]})  # fmt: skip
+    offer_id = game.seats[0].rules.offers[-1].id
+    reports = step_in_both_orders(
+        game, {bidder: [Accept(offer_id, (paid,))], active: [Withdraw(offer_id)]}
+    )
+    after = game.seats[0].rules
+    assert after.offers == () and after.bids == () and after.players[bidder].pending == ()
+    # A bid shows the cards it names, whatever becomes of it.
+    assert (paid[0], paid[1]) in {(h.slot, h.card) for h in after.players[bidder].hand}
+    assert all(report.refusals == [] and shown(report) == [paid] for report in reports)
 
 
 def test_compose_refuses_what_the_rules_forbid_and_sends_nothing(ready):

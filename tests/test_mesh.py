@@ -11,8 +11,9 @@ import pytest_twisted
 from twisted.internet import reactor
 from twisted.internet.endpoints import TCP4ClientEndpoint
 from twisted.internet.protocol import Factory, Protocol
+from twisted.internet.task import deferLater
 
-from client.mesh import Mesh, MeshHandler, PeerListener
+from client.mesh import LinkLoss, Mesh, MeshHandler, PeerListener
 from protocol.identity import Identity
 from protocol.messages import PROTOCOL_VERSION, GameStart, Message, RoomOptions, Seat, encode, frame
 from protocol.peer_messages import HANDSHAKE_MAX_FRAME, PeerChat, PeerHello
@@ -26,6 +27,7 @@ class Events(MeshHandler, Watched):
         self.up: set[int] = set()
         self.ever_up: set[int] = set()
         self.downs: list[tuple[int, str]] = []
+        self.losses: list[tuple[int, LinkLoss]] = []
         self.messages: list[tuple[int, Message]] = []
 
     def link_up(self, seat: int) -> None:
@@ -33,9 +35,10 @@ class Events(MeshHandler, Watched):
         self.ever_up.add(seat)
         self.changed()
 
-    def link_down(self, seat: int, reason: str) -> None:
+    def link_down(self, seat: int, reason: str, loss: LinkLoss) -> None:
         self.up.discard(seat)
         self.downs.append((seat, reason))
+        self.losses.append((seat, loss))
         self.changed()
 
     def received(self, seat: int, message: Message) -> None:
@@ -138,6 +141,26 @@ async def test_a_dropped_link_is_dialled_again():
         await t.events[0].when(lambda e: any(d[0] == 2 for d in e.downs) and 2 in e.up)
         t.meshes[0].send(2, PeerChat("still here"))
         await t.events[2].when(lambda e: (0, PeerChat("still here")) in e.messages)
+    finally:
+        await t.close()
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_lost_link_says_what_kind_of_loss_it_was():
+    """A client that ends closes its links (CLOSED), and its port then refuses the redial
+    (NOT_LISTENING); a link dropped for silence is SILENT here and BROKEN at the other end."""
+    t = await table(3)
+    try:
+        for seat, events in enumerate(t.events):
+            await events.when(lambda e, s=seat: e.up == everyone_but(s, 3))
+        t.meshes[0].drop(2, "no word for a while")
+        await t.events[0].when(lambda e: (2, LinkLoss.SILENT) in e.losses)
+        await t.events[2].when(lambda e: (0, LinkLoss.BROKEN) in e.losses)
+        await within(t.listeners.pop(1).stop())
+        await within(t.meshes[1].close())
+        await t.events[2].when(lambda e: (1, LinkLoss.CLOSED) in e.losses)
+        await t.events[0].when(lambda e: (1, LinkLoss.NOT_LISTENING) in e.losses)
+        assert (1, LinkLoss.CLOSED) in t.events[0].losses  # before the redial was refused
     finally:
         await t.close()
 
@@ -336,5 +359,40 @@ async def test_dropping_chosen_records_breaks_the_link_not_the_seat():
 
         drop.pick = the_next_one  # "honest 1" is dropped; what follows is out of sequence
         await after_the_attack(t, relay, lambda: drop.dropped == 1)
+    finally:
+        await t.close()
+
+
+# --- a peer that stops reading ----------------------------------------------------------------
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_peer_that_stops_reading_is_cut_off_at_the_bound():
+    """Seat 1 stops reading its link to seat 0, which keeps sending: what waits for seat 1
+    is bounded (MAX_UNREAD_BYTES after the buffers filled), then the link is cut, reported
+    as the link's doing, and nobody is blamed for it."""
+    from client.mesh import MAX_UNREAD_BYTES
+    from protocol.peer_messages import StepFrame
+
+    t = await table(3, events=Judged)
+    try:
+        await t.events[0].when(lambda e: e.up == {1, 2})
+        await t.events[1].when(lambda e: e.up == {0, 2})
+        t.meshes[1].links[0].transport.pauseProducing()
+        link = t.meshes[0].links[1]
+        big = StepFrame(bytes(16), 1, 0, secrets.token_bytes(200_000))
+        sent = 0
+        while not link.closed and sent < 40 * MAX_UNREAD_BYTES:
+            t.meshes[0].send(1, big)
+            sent += 200_000
+            unread = getattr(link, "unread", None)
+            assert unread is None or unread <= MAX_UNREAD_BYTES + 300_000
+            await within(deferLater(reactor, 0, lambda: None))
+        assert link.closed, f"{sent} bytes were queued for a peer that does not read"
+        await t.events[0].when(lambda e: 1 not in e.up)
+        assert [reason for _, reason in t.events[0].blamed] == [
+            reason for _, reason in t.events[0].blamed if "stopped reading" in reason
+        ]
+        assert any("stopped reading" in reason for _, reason in t.events[0].downs)
     finally:
         await t.close()

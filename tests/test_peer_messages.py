@@ -3,13 +3,28 @@ MessageError (a deck message: a DeckError naming its author), never anything els
 
 from __future__ import annotations
 
+import time
+
 import msgpack
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from protocol.deck import DeckError, decode_message
-from protocol.messages import MessageError
-from protocol.peer_messages import HANDSHAKE, PEER_LINK, Heartbeat, PeerChat, StepBody, StepFrame
+from protocol.identity import Identity, SignatureError, Verifier
+from protocol.messages import FrameDecoder, MessageError, unpack
+from protocol.peer_messages import (
+    HANDSHAKE,
+    PEER_LINK,
+    PEER_MAX_FRAME,
+    Ended,
+    EndVote,
+    Heartbeat,
+    PeerChat,
+    StepBody,
+    StepFrame,
+    sign,
+)
 from protocol.rules import EndPlanting, Harvest
 
 msgpack_integers = st.integers(-(2**63), 2**64 - 1)
@@ -73,7 +88,60 @@ def test_deck_messages_of_any_shape_blame_their_author(wire):
 
 
 def test_link_messages_round_trip():
-    for message in (StepFrame(valid_body().encode(), bytes(64)), Heartbeat(7, 0b101),
-                    PeerChat("beans!")):  # fmt: skip
+    step = StepFrame(bytes(16), 12, 2, valid_body().encode())
+    vote = EndVote(bytes(16), 12, 2, 0b1001)
+    ended = Ended(bytes(16), 12, 2, "vote", 0b1001, bytes(range(32)))
+    for message in (step, vote, ended, Heartbeat(7, 0b101), PeerChat("beans!")):
         assert PEER_LINK.decode(msgpack.packb(message.to_wire(), use_bin_type=True)) == message
     assert StepBody.decode(valid_body().encode()) == valid_body()
+
+
+GAME = bytes(range(16))
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        StepFrame(GAME, 12, 2, valid_body().encode()),
+        EndVote(GAME, 12, 2, 0b1001),
+        Ended(GAME, 12, 2, "dispute", 0, bytes(32)),
+    ],
+    ids=lambda message: message.TYPE,
+)
+def test_a_signature_covers_the_game_the_step_the_seat_and_the_kind(message):
+    """A signed message taken to another game (a rematch with the same seats), another step
+    or another seat's name fails its signature check."""
+    author = Identity.generate()
+    signed = sign(author, message)
+    signed.verify(Verifier(author.public_key))
+    elsewhere = [
+        {"game": bytes(16)},
+        {"step": message.step + 1},
+        {"seat": message.seat + 1},
+    ]
+    for change in elsewhere:
+        wire = {**signed.to_wire(), **change}
+        moved = PEER_LINK.decode(msgpack.packb(wire, use_bin_type=True))
+        with pytest.raises(SignatureError):
+            moved.verify(Verifier(author.public_key))
+    # The same body signed as another kind of message is another signature.
+    vote, ended = sign(author, EndVote(GAME, 3, 1, 1)), Ended(GAME, 3, 1, "vote", 1)
+    assert vote.signed() != ended.signed()
+
+
+def test_a_frame_of_many_tiny_values_is_refused_before_it_is_built():
+    """The flood of issue 12: a frame of tiny maps. Refused by its shape while msgpack reads
+    the headers, in about the time it takes to look at the bytes, and a frame longer than a
+    peer link allows is refused from its length alone."""
+    flood = msgpack.packb([{}] * 200_000)
+    began = time.perf_counter()
+    with pytest.raises(MessageError):
+        unpack(flood)
+    assert time.perf_counter() - began < 0.5
+    nested = msgpack.packb([[[{}] * 200] * 200] * 5)  # every array short, many values in all
+    assert len(nested) < PEER_MAX_FRAME
+    unpacked = unpack(nested)  # within the shapes: at most one value per byte
+    assert len(unpacked) == 5
+    decoder = FrameDecoder(PEER_MAX_FRAME)
+    with pytest.raises(MessageError, match="limit"):
+        decoder.feed((PEER_MAX_FRAME + 1).to_bytes(4, "big") + b"\x00" * 16)

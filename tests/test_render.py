@@ -29,6 +29,7 @@ from client.screen.render import (
     render_rooms,
     render_table,
     render_table_code,
+    render_takers,
     render_toolbar,
     render_who,
     show,
@@ -48,12 +49,20 @@ from protocol.rules import (
     PlantPending,
     Reject,
     State,
+    Take,
     Withdraw,
 )
 from protocol.simulate import game_seed, random_moves
 from protocol.steps import Refusal
 from tests.rules_helpers import Game, table
-from tests.test_commands import NAMES, ann_offers_face_soy_for_chili, step1, trading, view_of
+from tests.test_commands import (
+    NAMES,
+    ann_offers_face_soy_for_chili,
+    gift_with_takers,
+    step1,
+    trading,
+    view_of,
+)
 
 LONG_NAMES = [f"{first} Wolfeschlegelsteinhausen"[:24] for first in NAMES]
 
@@ -78,8 +87,9 @@ def crowded() -> Game:
     game = game.do(0, Harvest(2))
     game = game.plant_front(2).do(0, EndPlanting())
     face = game.state.face_up
-    for to in (None, 1, 2, 3, 4, 5, 6):
-        game = game.do(0, MakeOffer(to, give_face_up=face, want_beans=((Bean.SOY, 1),)))
+    for to in (None, 1, 2, 3, 4, 5, 6):  # the face-up cards promised to one offer only
+        gives = face if to is None else ()
+        game = game.do(0, MakeOffer(to, give_face_up=gives, want_beans=((Bean.SOY, 1),)))
     game = game.do(1, MakeOffer(0, give_hand=(game.hand_slot(1, 1), game.hand_slot(1, 2)),
                                 want_cards=face))  # fmt: skip
     return game
@@ -125,7 +135,7 @@ def test_table_shows_cards_others_can_see_and_cards_waiting_to_be_planted():
     game = game.do(1, MakeOffer(0, give_hand=(game.hand_slot(1, 3),), want_beans=((Bean.RED, 1),)))
     assert "    shows #3 soy" in plain(render_table(view_of(game, 0)))
     kept = trading().do(0, EndTrading())
-    assert "    to plant: soy chili" in plain(render_table(view_of(kept, 1)))
+    assert "    to plant: chili soy" in plain(render_table(view_of(kept, 1)))
 
 
 def test_hints_say_where_the_front_card_fits_what_harvests_pay_and_what_to_type():
@@ -161,8 +171,8 @@ def test_toolbar_names_whom_the_game_waits_for_and_for_what():
 def test_toolbar_puts_a_players_duties_together_when_listing_them_apart_is_too_long():
     game = trading()
     for seat in (1, 2):
-        for wanted in game.state.face_up:
-            offer = MakeOffer(0, give_hand=(game.hand_slot(seat, 1),), want_cards=(wanted,))
+        for n, wanted in enumerate(game.state.face_up, 1):
+            offer = MakeOffer(0, give_hand=(game.hand_slot(seat, n),), want_cards=(wanted,))
             game = game.do(seat, offer)
     ids = ", ".join(str(offer.id) for offer in game.state.offers)
     assert len(game.state.offers) == 4
@@ -266,8 +276,8 @@ def parse_actions(game: Game, seat: int, line: str) -> tuple[Action, ...]:
 
 
 def test_log_lines_for_an_accepted_offer_and_the_offers_it_made_impossible():
-    game = ann_offers_face_soy_for_chili()
-    game = game.do(0, MakeOffer(2, give_face_up=(game.state.face_up[0],)))
+    game = ann_offers_face_soy_for_chili(to=1)
+    game = game.do(2, MakeOffer(0, want_cards=(game.state.face_up[0],)))
     accept = Accept(1, (game.hand_slot(1, 1),))
     text, _ = event(game, 1, accept, me=2)
     assert text.split("\n") == [
@@ -276,9 +286,54 @@ def test_log_lines_for_an_accepted_offer_and_the_offers_it_made_impossible():
     ]
 
 
+def test_log_lines_for_bids_a_take_and_the_bids_that_lapse():
+    game = trading()
+    game = game.do(0, MakeOffer(None, give_face_up=(game.state.face_up[0],)))
+    text, game = event(game, 1, Accept(1), me=1)
+    assert text == "You bid on offer 1 from Ann: soy (face 1) as a gift. Waiting for Ann to choose."
+    text, game = event(game, 2, Accept(1), me=0)
+    assert text == "Cat bid on offer 1 from you: soy (face 1) as a gift."
+    text, _ = event(game, 0, Take(1, 2), me=1)
+    assert text.split("\n") == [
+        "Ann took Cat's bid on offer 1: soy (face 1) as a gift.",
+        "Your bid on offer 1 lapsed.",
+    ]
+    text, _ = event(game, 0, Take(1, 2), me=2)
+    assert text.split("\n")[0] == "Ann took your bid on offer 1: soy (face 1) as a gift."
+    assert event(game, 1, Withdraw(1), me=1)[0] == "You withdrew your bid on offer 1."
+    assert event(game, 1, Withdraw(1), me=0)[0] == "Bob withdrew the bid on offer 1."
+    assert event(game, 0, Withdraw(1), me=3)[0].split("\n") == [
+        "Ann withdrew offer 1.",
+        "Bob's bid on offer 1 lapsed.",
+        "Cat's bid on offer 1 lapsed.",
+    ]
+
+
+def test_the_maker_sees_its_takers_and_a_bidder_whom_it_waits_for():
+    game = gift_with_takers()
+    ann, bob = view_of(game, 0), view_of(game, 1)
+    assert plain(render_takers(ann, 1)) == (
+        "Bob and Cat take offer 1: take 1 bob or take 1 cat; withdraw 1 lets them lapse."
+    )
+    assert plain(render_toolbar(ann)).split("\n")[1:] == [
+        "Offer 1: 2 takers",
+        "Waiting: you: trade, or end trading, choose for offer 1; Dan: answer offer 1",
+    ]
+    assert plain(render_toolbar(bob)).split("\n")[1] == (
+        "Your bid on offer 1: waiting for Ann to choose"
+    )
+    assert "You may: e · w 1 · take 1 bob · take 1 cat" in plain(render_hints(ann))
+    assert "Your bid on offer 1 stands: waiting for Ann to choose." in plain(render_hints(bob))
+    table_lines = plain(render_table(bob)).split("\n")
+    offer_row = table_lines.index(
+        "  1 Ann to everyone: gives soy (face 1); a gift (your bid stands: Ann chooses)"
+    )
+    assert table_lines[offer_row + 1] == "    takers: you and Cat"
+
+
 def test_log_lines_for_the_end_of_a_turn():
     game = trading().do(0, EndTrading())
-    soy, chili = game.state.players[0].pending
+    chili, soy = game.state.players[0].pending
     text, game = event(game, 0, PlantPending(soy, 1))
     assert text == "Ann planted soy in field 2 (soy 1)."
     text, game = event(game, 0, PlantPending(chili, 0))

@@ -15,24 +15,24 @@ from __future__ import annotations
 import json
 import re
 from argparse import Namespace
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 import pytest_twisted
 from prompt_toolkit.formatted_text import to_plain_text
-from prompt_toolkit.input import PipeInput, create_pipe_input
+from prompt_toolkit.input import PipeInput
 from prompt_toolkit.output import DummyOutput
 from twisted.internet import reactor
 from twisted.internet.defer import Deferred, DeferredList, succeed
 from twisted.internet.task import Clock
 
+from client.bot_process import spawn_bot
 from client.cli import build_parser
 from client.discovery import FoundLobby
 from client.game import Outcome, View
 from client.gamefile import GameFileWriter, game_path
-from client.local_table import spawn_bot
+from client.identity_store import load_or_create
 from client.screen import GameScreen, PlayerView, Terminal, in_twisted, play_human_seat, run_connect
 from client.screen.commands import Submit, parse_game_command
 from protocol.identity import Identity
@@ -82,12 +82,6 @@ class PipeTerminal(Terminal):
         await self.when_shown(pattern, seconds)
 
 
-@pytest.fixture
-def keyboard() -> Iterator[PipeInput]:
-    with create_pipe_input() as pipe:
-        yield pipe
-
-
 @pytest.fixture(autouse=True)
 def own_files(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Keys and game files of this test only, for this process and the bots it starts."""
@@ -133,6 +127,13 @@ def assert_played_by_typing(terminal: PipeTerminal, typist: Typist) -> None:
     assert terminal.saw(r"^Bot\d accepted offer \d+ from you: [^.]* for [^.]*\.")
     assert terminal.saw(r"^Bot\d accepted offer \d+ from you: [^.]* as a gift\.")
     assert terminal.saw(r"^You accepted offer \d+ from bot\d: ")
+    offer, second = typist.took or (0, "")
+    assert terminal.saw(
+        rf"^Bot\d and bot\d take offer {offer}: take {offer} bot\d or take {offer} {second}; "
+        rf"withdraw {offer} lets them lapse\.$"
+    )
+    assert terminal.saw(rf"^You took {second}'s bid on offer {offer}: ")
+    assert terminal.saw(r"^Bot\d took bot\d's bid on offer (\d+): .* Your bid on offer \1 lapsed\.")
     assert terminal.saw(r"^You harvested field \d")
     assert terminal.saw(r"^You planted \w+ in field \d")
     assert terminal.saw(r"Type a number, or another command\.$")
@@ -148,7 +149,9 @@ def assert_ended_agreed(terminal: PipeTerminal) -> None:
 @pytest_twisted.ensureDeferred
 async def test_a_whole_game_typed_at_the_prompt_against_two_bots(keyboard: PipeInput) -> None:
     """`bean-client play`'s seat: trades both ways, a gift, harvests, traded cards planted,
-    questions answered by number, to an agreed end with the audit passed."""
+    questions answered by number; an offer to everyone that both bots take, the second taker
+    taken; a bid on a bot's offer to everyone that the bot does not choose; to an agreed end
+    with the audit passed."""
     lobby = await start_lobby()
     bots = bot_processes(lobby.port, 3, 2)
     terminal = PipeTerminal(keyboard)
@@ -172,10 +175,13 @@ async def test_a_whole_game_typed_at_the_prompt_against_two_bots(keyboard: PipeI
 def connect_args(port: int | None, name: str = "ann") -> Namespace:
     """`bean-client connect [127.0.0.1:PORT] --name NAME --allow-weak-proofs` as cli.py parses
     it (the tests' games deal with 1 proof round, to be quick)."""
+    return build_parser().parse_args(["connect", *connect_arguments(port, name)])
+
+
+def connect_arguments(port: int | None, name: str) -> list[str]:
     address = [] if port is None else [f"{LOCAL}:{port}"]
     own = ["--name", name, "--profile", name, "--listen", f"tcp:0:interface={LOCAL}"]
-    own.append("--allow-weak-proofs")
-    return build_parser().parse_args(["connect", *address, *own, "--no-color"])
+    return [*address, *own, "--allow-weak-proofs", "--no-color"]
 
 
 @pytest.mark.slow
@@ -283,7 +289,8 @@ async def test_with_no_address_the_lobbies_found_are_offered_and_unfinished_game
     keyboard: PipeInput,
 ) -> None:
     first, second = await start_lobby(), await start_lobby()
-    unfinished = unfinished_game_file()
+    unfinished = unfinished_game_file(load_or_create("ann").public_key)
+    unfinished_game_file(Identity.generate().public_key)  # another key's (a bot's): not listed
     found = [FoundLobby("first", LOCAL, first.port), FoundLobby("second", LOCAL, second.port)]
     terminal = PipeTerminal(keyboard)
     try:
@@ -296,13 +303,18 @@ async def test_with_no_address_the_lobbies_found_are_offered_and_unfinished_game
         await terminal.answer(
             f"connect {LOCAL}:{first.port}", rf"^Connected to the lobby at {LOCAL}:{first.port}"
         )
+        await terminal.answer("resume", rf"^{re.escape(str(unfinished))}$")  # with its file
+        await terminal.answer("resume 2", r"^there is no unfinished game 2 \(the list has 1\)$")
+        await terminal.answer("create 3", r"^Type ready when you are")
+        await terminal.answer("resume 1", r"^leave your room first: a game you resume is played")
         terminal.type("quit")
         assert await within(session) == 0
     finally:
         await first.stop()
         await second.stop()
-    assert terminal.saw(r"^Unfinished games on this machine \(bean-client resume FILE goes on\):$")
-    assert terminal.saw(rf"^{re.escape(str(unfinished))} with bob and cy, 0 steps played$")
+    assert terminal.saw(r"^Your unfinished games \(resume N goes back into one\):$")
+    listed = [text for text in terminal.said() if re.match(r"\d\) with ", text)]
+    assert listed == ["1) with bob and cy, still being dealt, 0 steps played, just now"] * 2
 
 
 @pytest_twisted.ensureDeferred
@@ -325,9 +337,10 @@ async def test_when_no_lobby_answers_the_screen_says_how_to_give_one(keyboard: P
     assert not terminal.saw("Traceback")
 
 
-def a_table(proof_rounds: int = 40) -> AgreedTable:
-    """A table of NAMES, agreed (each seat's contribution made up)."""
-    keys = [Identity.generate().public_key for _ in NAMES]
+def a_table(proof_rounds: int = 40, first_key: bytes | None = None) -> AgreedTable:
+    """A table of NAMES, agreed (each seat's contribution made up); seat 0 has `first_key`."""
+    keys = [first_key or Identity.generate().public_key]
+    keys += [Identity.generate().public_key for _ in NAMES[1:]]
     roster = GameStart(
         room_id=1,
         game_id=bytes(range(GAME_ID_BYTES)),
@@ -340,9 +353,9 @@ def a_table(proof_rounds: int = 40) -> AgreedTable:
     return AgreedTable(roster, 0, tuple(bytes([n]) * 32 for n in range(len(NAMES))))
 
 
-def unfinished_game_file() -> Path:
-    """A game file as a crash leaves it: the header written, no end."""
-    table = a_table()
+def unfinished_game_file(key: bytes) -> Path:
+    """A game file as a crash leaves it, of seat 0 with this key: the header written, no end."""
+    table = a_table(first_key=key)
     path = game_path(table.identity, 0)
     GameFileWriter.create(path, table, bytes(32), listen_host=LOCAL).close()
     return path

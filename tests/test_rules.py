@@ -7,6 +7,7 @@ import pytest
 from protocol.cards import Bean, bean_of
 from protocol.rules import (
     Accept,
+    Bid,
     BuyField,
     EndPlanting,
     EndTrading,
@@ -21,6 +22,7 @@ from protocol.rules import (
     RuleError,
     ShowHandCards,
     SingletonRule,
+    Take,
     Withdraw,
     apply,
     canonical,
@@ -474,17 +476,32 @@ def test_offers_are_immutable_a_counter_offer_is_a_new_offer_with_a_new_id():
     assert game.state.offers[0].want_beans == ((Bean.BLUE, 1),)
 
 
-def test_an_offer_to_everyone_is_taken_by_one_or_withdrawn_when_all_refuse():
+def test_an_offer_to_everyone_gathers_bids_and_its_maker_takes_one():
     game = trading_table()
-    garden, black_eyed = game.state.face_up
+    garden = game.state.face_up[0]
     game = game.do(0, MakeOffer(None, give_face_up=(garden,), want_beans=((Bean.STINK, 1),)))
-    game = game.do(3, Accept(1, give_hand=(game.hand_slot(3, 2),)))
+    stink = game.hand_slot(3, 2)
+    game = game.do(3, Accept(1, give_hand=(stink,)))
+    # A bid moves nothing yet: its card is open and promised, and the maker chooses.
+    assert game.state.players[3].pending == () and garden in game.state.face_up
+    assert game.state.bids == (Bid(1, 3, (stink[0],)),)
+    assert game.state.players[3].hand[1].card == stink[1]
+    assert (0, "choose a taker for offer 1") in waiting_for(game.state)
+    assert Take(1, 3) in legal_actions(game.state, 0)
+    game = game.do(0, Take(1, 3))
     assert game.state.players[3].pending == (garden,)
+    assert game.state.players[0].pending == (stink[1],)
+    assert game.state.offers == () and game.state.bids == ()
+
+
+def test_an_offer_to_everyone_lapses_when_everyone_refuses():
+    game = trading_table()
+    black_eyed = game.state.face_up[1]
     game = game.do(0, MakeOffer(None, give_face_up=(black_eyed,)))
     for seat in (1, 2):
-        game = game.do(seat, Reject(2))
-        assert [o.id for o in game.state.offers] == [2]
-    game = game.do(3, Reject(2))
+        game = game.do(seat, Reject(1))
+        assert [o.id for o in game.state.offers] == [1]
+    game = game.do(3, Reject(1))
     assert game.state.offers == ()
 
 
@@ -521,10 +538,26 @@ def test_offers_that_became_impossible_are_withdrawn_automatically():
     game = trading_table()
     garden = game.state.face_up[0]
     game = game.do(0, MakeOffer(1, give_face_up=(garden,)))
-    game = game.do(0, MakeOffer(2, give_face_up=(garden,), want_beans=((Bean.GREEN, 1),)))
+    game = game.do(2, MakeOffer(0, give_hand=(game.hand_slot(2, 1),), want_cards=(garden,)))
     game = game.do(3, MakeOffer(0, give_hand=(game.hand_slot(3, 1),), want_cards=(garden,)))
     game = game.do(1, Accept(1))
-    assert game.state.offers == ()  # the garden is gone: both other offers went with it
+    assert game.state.offers == ()  # the garden is gone: both offers that wanted it went with it
+
+
+def test_a_card_is_promised_to_one_offer_at_a_time():
+    """Two offers never give the same card, so no two deals can ever need it."""
+    game = trading_table()
+    garden = game.state.face_up[0]
+    game = game.do(0, MakeOffer(1, give_face_up=(garden,)))
+    with pytest.raises(RuleError, match=r"card \d+ \(face up\) is promised in your offer 1"):
+        game.do(0, MakeOffer(2, give_face_up=(garden,), want_beans=((Bean.GREEN, 1),)))
+    blue = game.hand_slot(3, 1)
+    game = game.do(3, MakeOffer(0, give_hand=(blue,)))
+    with pytest.raises(RuleError, match="your hand card 1 is promised in your offer 2"):
+        game.do(3, MakeOffer(0, give_hand=(blue,), want_cards=(garden,)))
+    game = game.do(0, Withdraw(1))
+    game = game.do(0, MakeOffer(2, give_face_up=(garden,), want_beans=((Bean.GREEN, 1),)))
+    assert [o.to for o in game.state.offers] == [0, 2]
 
 
 def test_an_offered_hand_card_stays_open_after_the_offer_is_withdrawn():
@@ -538,7 +571,7 @@ def test_edge_11_face_up_cards_nobody_takes_stay_with_the_active_player_and_must
     game = trading_table()
     face_up = game.state.face_up
     game = game.do(0, EndTrading())
-    assert game.state.players[0].pending == face_up
+    assert game.state.players[0].pending == tuple(sorted(face_up))
     assert waiting_for(game.state) == [(0, "plant traded and kept cards")]
     kinds = {type(a) for a in legal_actions(game.state, 0, game.hand(0))}
     assert kinds <= {PlantPending, Harvest, BuyField}
@@ -642,7 +675,7 @@ def test_only_the_table_turns_face_up_cards_and_only_cards_still_in_the_deck():
     assert waiting_for(state) == []  # the table, not a player, is what the game waits for
     with pytest.raises(RuleError, match="not something a player does"):
         apply(state, 0, RevealFaceUp((red, soy)))
-    with pytest.raises(RuleError, match="only turns face-up cards and shows hand cards"):
+    with pytest.raises(RuleError, match="only turns face-up cards, shows hand cards and draws"):
         apply(state, None, Harvest(0))
     with pytest.raises(RuleError, match="2 face-up cards are being turned, not 1"):
         apply(state, None, RevealFaceUp((red,)))

@@ -20,6 +20,7 @@ def test_random_play_uses_every_kind_of_action():
     assert kinds >= {
         "Plant", "EndPlanting", "RevealFaceUp", "MakeOffer", "Gift", "Accept", "Reject",
         "Withdraw", "EndTrading", "PlantPending", "Harvest", "BuyField", "off-turn Harvest",
+        "off-turn Bid", "Take",
     }  # fmt: skip
 
 

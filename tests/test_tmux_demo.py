@@ -1,8 +1,9 @@
 """A person's view, in a real terminal: scripts/tmux-demo plays a few turns of `bean-client
 play` in tmux by typing (plant, stop, a gift, end trading, plant kept cards), waiting each time
 for the screen to show what a person would wait for, and saves the screen when its next turn
-comes. The screen must show the table, what the others did, and a toolbar that is up to date;
-nothing may be left behind."""
+comes; then it plays on to the end and saves the last screen. The first must show the table,
+what the others did, and a toolbar that is up to date; the last the outcome and the game's
+story, its chart of coins over the turns whole within 80 columns; nothing may be left behind."""
 
 from __future__ import annotations
 
@@ -23,12 +24,12 @@ SCRIPT = Path(__file__).resolve().parent.parent / "scripts" / "tmux-demo"
 @pytest.mark.slow
 @pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
 def test_a_person_plays_a_few_turns_in_tmux(tmp_path: Path) -> None:
-    saved = tmp_path / "screen.txt"
+    saved, end = tmp_path / "screen.txt", tmp_path / "end.txt"
     session = f"bean-demo-test-{os.getpid()}"
-    command = [sys.executable, str(SCRIPT), str(saved), "--session", session]
+    command = [sys.executable, str(SCRIPT), str(saved), "--summary", str(end), "--session", session]
     run = subprocess.run(
         [*command, "--client", str(BIN / "bean-client")],
-        capture_output=True, text=True, timeout=420,
+        capture_output=True, text=True, timeout=600,
     )  # fmt: skip
     screen = saved.read_text() if saved.exists() else ""
     assert run.returncode == 0, run.stderr + screen
@@ -43,5 +44,26 @@ def test_a_person_plays_a_few_turns_in_tmux(tmp_path: Path) -> None:
     )
     assert any(line.startswith("You may:") for line in lines), screen  # the table, asked for
     assert "Traceback" not in screen
+    assert_the_end_shows_the_story(end.read_text())
     left = subprocess.run(["tmux", "has-session", "-t", session], capture_output=True)
     assert left.returncode != 0, "the tmux session was left behind"
+
+
+def assert_the_end_shows_the_story(screen: str) -> None:
+    """The outcome, each player's coins, and the chart: its title, one line per row of coins
+    (the axis and the counts on the left), the turns below; a line wider than the pane would
+    have wrapped onto a line of its own, which is none of these."""
+    lines = screen.splitlines()
+    assert len(lines) <= 24 and all(len(line) <= 80 for line in lines), screen
+    joined = " ".join(screen.split())
+    assert re.search(r"Every player's machine agrees; the audit passed\.", joined), screen
+    story = lines.index(next(line for line in lines if line.startswith("The game in numbers")))
+    assert re.fullmatch(r"The game in numbers, over \d+ turns:", lines[story]), screen
+    assert re.match(r"1 you: \d+ coins? ", lines[story + 1]), screen
+    title = next(n for n, line in enumerate(lines) if line.startswith("Coins at the end of each"))
+    rows = lines[title + 1 :]
+    axis = next(n for n, line in enumerate(rows) if re.fullmatch(r" {4}\+-+", line))
+    assert axis >= 2 and all(re.fullmatch(r" {0,3}\d* *[|+][\d* ]*", row) for row in rows[:axis])
+    assert all(len(row) <= len(rows[axis]) for row in rows[:axis])  # no point past the axis
+    assert re.fullmatch(r" {5}1 .* \d+ turn", rows[axis + 1]), screen
+    assert any(re.search(r"\d", row[5:]) for row in rows[:axis])  # the players are drawn

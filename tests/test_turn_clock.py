@@ -1,5 +1,6 @@
 """The turn clock's default moves: plant the front card (harvesting first if it fits nowhere),
-stop after one, end trading, plant the cards to plant in order; and what blocks the game."""
+stop after one, let the bids on one's offers lapse, end trading, plant the cards to plant in
+order; and what blocks the game."""
 
 from __future__ import annotations
 
@@ -20,7 +21,19 @@ from protocol.identity import Identity
 from protocol.kdf import derive
 from protocol.lockstep import StepReport
 from protocol.messages import GameStart, RoomOptions, Seat
-from protocol.rules import Action, EndPlanting, EndTrading, Harvest, Plant, PlantPending, apply
+from protocol.rules import (
+    Accept,
+    Action,
+    EndPlanting,
+    EndTrading,
+    Harvest,
+    MakeOffer,
+    Plant,
+    PlantPending,
+    Withdraw,
+    apply,
+)
+from protocol.steps import apply_step
 from protocol.table import AgreedTable
 from tests.rules_helpers import table
 from tests.waiting import Watched, within
@@ -56,6 +69,22 @@ def test_trading_is_ended_and_kept_cards_are_planted_in_order():
         Harvest(0),
         PlantPending(red, 0),
     ]
+
+
+def test_a_maker_who_does_not_choose_lets_the_bids_lapse_and_goes_on_trading():
+    game = table(hands={0: "chili green", 1: "red"}, deck="soy red blue blue blue")
+    game = game.plant_front(0).do(0, EndPlanting())
+    trading = blocking_duty(game.state, 0)
+    soy, red = game.state.face_up
+    game = game.do(0, MakeOffer(None, give_face_up=(soy,))).do(
+        0, MakeOffer(None, give_face_up=(red,))
+    )
+    game = game.do(1, Accept(1)).do(2, Accept(2))
+    choosing = blocking_duty(game.state, 0)
+    assert choosing == "turn 1: choose among the takers of offers 1, 2" and choosing != trading
+    assert default_actions(game.state, 0, game.hand(0)) == [Withdraw(1), Withdraw(2)]
+    after = apply_step(game.state, {0: [Withdraw(1), Withdraw(2)]})[0]
+    assert after.bids == () and blocking_duty(after, 0) == trading  # a new clock to trade
 
 
 def test_only_duties_that_hold_up_the_game_count():

@@ -18,6 +18,7 @@ from protocol.rules import (
     PlantPending,
     Reject,
     Slot,
+    Take,
     Withdraw,
 )
 from protocol.wire_actions import ActionSpec, action_from_wire, action_to_wire
@@ -42,6 +43,7 @@ actions = st.one_of(
     st.builds(Accept, offer_ids, st.lists(slot_cards, max_size=4).map(tuple)),
     st.builds(Reject, offer_ids),
     st.builds(Withdraw, offer_ids),
+    st.builds(Take, offer_ids, st.integers(0, 6)),
     st.just(EndTrading()),
     st.builds(PlantPending, cards, fields),
 )
@@ -65,6 +67,8 @@ def test_every_action_survives_msgpack_and_back(action):
         ({"type": "accept", "offer": 0, "give_hand": []}, "action.offer"),
         ({"type": "accept", "offer": 1, "give_hand": [[0, 1]]}, "action.give_hand[0]"),
         ({"type": "accept", "offer": 1, "give_hand": [[0, 1, "x"]]}, "action.give_hand[0][2]"),
+        ({"type": "take", "offer": 1}, "action.bidder"),
+        ({"type": "take", "offer": 1, "bidder": 7}, "action.bidder"),
         (
             {"type": "offer", "to": 9, "give_hand": [], "give_face_up": [],
              "want_cards": [], "want_beans": []},

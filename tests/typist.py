@@ -10,12 +10,16 @@ happened, so that a test sees every kind of exchange:
   values more than the face-up card it asks for,
 - it accepts a bot's offer or gift, and plants what it received,
 - it gives a face-up card to a bot that can use it,
+- as the active player it gives a card that both bots can use (face up, or from its hand) to
+  everyone, waits for both to take it and takes the second taker (`take 7 bot2`),
+- it bids on a bot's offer to everyone until a bot takes another player's bid instead,
 - it types the short form of a move where that asks a question (`harvest`, `accept 7`,
   `plant`) and answers with the choice's number.
 
 As the active player it looks at the table for a moment before trading (`patience`), so the
 bots have a step to make their offers; when the game waits for it and it has nothing to type,
-it looks again after `patience`.
+it looks again after `patience` (and, waiting for answers to its offers, gives up after a few
+looks).
 """
 
 from __future__ import annotations
@@ -48,7 +52,12 @@ from protocol.rules import (
     Phase,
     Plant,
     PlantPending,
+    State,
+    Take,
+    accepters,
+    bids_on,
     legal_actions,
+    promised,
     waiting_for,
 )
 
@@ -61,11 +70,16 @@ GOALS = frozenset(
         "harvest",
         "planted traded card",  # a card received in a trade, planted in step 3
         "question answered",  # a line that asked, answered by a number
+        "took the second of two takers",  # of its offer to everyone
+        "bid not chosen",  # it bid on a bot's offer to everyone; the bot took another bid
     }
 )
 
 
 Line = tuple[str, Question | None, int | None]  # a line, the question it asks, the answer
+
+
+GIVE_UP_AFTER_LOOKS = 6  # looks (`patience` apart) it waits for answers to its offers
 
 
 @dataclass
@@ -96,6 +110,11 @@ class Typist:
     _countered: set[int] = field(default_factory=set)
     _kept: set[int] = field(default_factory=set)  # face-up cards I kept (not traded)
     _lingered: int = -1  # the turn in which it last looked before trading
+    _looks: int = 0  # looks with nothing to type while trading, in turn `_looks_turn`
+    _looks_turn: int = -1
+    _taking: tuple[int, int] | None = None  # (offer, second taker) it typed take for
+    _bid_on: set[int] = field(default_factory=set)  # bots' offers to everyone it bid on
+    took: tuple[int, str] | None = None  # (offer, the second taker's name) once taken
 
     def __post_init__(self) -> None:
         player = self.screen.player
@@ -206,10 +225,26 @@ class Typist:
                     action.want_cards or action.want_beans
                 )
             elif seat != me and isinstance(action, Accept) and action.offer in self._made:
-                wanted = self._made[action.offer]
-                self.seen.add("offer accepted by a bot" if wanted else "gift accepted by a bot")
+                if _offer_in(applied.before, action.offer).to is not None:  # not a bid
+                    wanted = self._made[action.offer]
+                    self.seen.add("offer accepted by a bot" if wanted else "gift accepted by a bot")
             elif seat == me and isinstance(action, Accept):
-                self.seen.add("bot offer accepted")
+                if _offer_in(applied.before, action.offer).to is not None:
+                    self.seen.add("bot offer accepted")
+            elif (
+                seat == me
+                and isinstance(action, Take)
+                and self._taking
+                == (
+                    action.offer,
+                    action.bidder,
+                )
+            ):
+                self.seen.add("took the second of two takers")
+                self.took = (action.offer, game.names[action.bidder])
+            elif seat != me and isinstance(action, Take) and action.offer in self._bid_on:
+                if action.bidder != me:
+                    self.seen.add("bid not chosen")
             elif seat == me and isinstance(action, Harvest):
                 self.seen.add("harvest")
             elif seat == me and isinstance(action, EndTrading):
@@ -228,36 +263,109 @@ class Typist:
         forced = self._forced(view)
         if forced is not None:
             return forced
+        if self._awaiting_second_taker(view):
+            return None  # looked at again after `patience`
         actions = self._strategy.decide(state, me, view.hand)
+        if not actions and trading:
+            # Waiting for answers to its offers: a person gives up after a few looks.
+            self._looks = self._looks + 1 if self._looks_turn == state.turn else 1
+            self._looks_turn = state.turn
+            if self._looks > GIVE_UP_AFTER_LOOKS:
+                actions = self._strategy.stop_waiting(state, me, view.hand)
         return self._line_for(view, actions) if actions else None
 
     def _forced(self, view: PlayerView) -> Line | None:
         """A move it makes whenever it can until it has happened once."""
         return (
-            self._answer_bot_offer(view)
+            self._take_the_second_taker(view)
+            or self._answer_bot_offer(view)
+            or self._give_to_everyone(view)
+            or self._bid_on_bot_offer(view)
             or self._offer_to_active_bot(view)
             or self._give_face_up_card(view)
         )
 
+    def _my_offers_to_everyone(self, view: PlayerView) -> list[Offer]:
+        return [o for o in view.state.offers if o.maker == view.seat and o.to is None]
+
+    def _give_to_everyone(self, view: PlayerView) -> Line | None:
+        """As the active player, a face-up or hand card every bot can plant, to everyone."""
+        state, me = view.state, view.seat
+        if (
+            "took the second of two takers" in self.seen
+            or me != state.active
+            or state.phase is not Phase.TRADE
+            or self._my_offers_to_everyone(view)
+        ):
+            return None
+        others = [p for seat, p in enumerate(state.players) if seat != me]
+        # Hand cards first: the bots ask for the face-up ones.
+        cards = [(f"#{n}", card) for n, _, card in view.my_cards() if card is not None]
+        cards += [(f"face {n}", card) for n, card in enumerate(state.face_up, 1)]
+        for words, card in cards:
+            if all(planting_gain(player.fields, card) > 0 for player in others):
+                line = _checked(f"gift all {words}", view)
+                if line is not None:
+                    return line
+        return None
+
+    def _awaiting_second_taker(self, view: PlayerView) -> bool:
+        """Its offer to everyone has one taker and another may still come."""
+        if "took the second of two takers" in self.seen:
+            return False
+        return any(
+            len(bids_on(view.state, o.id)) == 1 and accepters(view.state, o)
+            for o in self._my_offers_to_everyone(view)
+        )
+
+    def _take_the_second_taker(self, view: PlayerView) -> Line | None:
+        """Two players took its offer to everyone: it takes the second one the screen named."""
+        if "took the second of two takers" in self.seen:
+            return None
+        for offer in self._my_offers_to_everyone(view):
+            bids = bids_on(view.state, offer.id)
+            if len(bids) >= 2:
+                self._taking = (offer.id, bids[1].bidder)
+                return _checked(f"take {offer.id} {player_token(view, bids[1].bidder)}", view)
+        return None
+
+    def _bid_on_bot_offer(self, view: PlayerView) -> Line | None:
+        """Take a bot's offer to everyone (a bid), until a bot has chosen another bid."""
+        if "bid not chosen" in self.seen:
+            return None
+        offers = {o.id: o for o in view.state.offers}
+        for accept in legal_actions(view.state, view.seat, view.hand):
+            if isinstance(accept, Accept) and offers[accept.offer].to is None:
+                self._bid_on.add(accept.offer)
+                return self._line_for(view, [accept])
+        return None
+
     def _answer_bot_offer(self, view: PlayerView) -> Line | None:
-        """Counter a bot's offer (the bot gets what it asked for, so it accepts), or accept."""
+        """Accept a bot's offer, or counter one (the bot gets what it asked for, so it
+        accepts). Accepting comes first: a counter promises the face-up card the bot asked
+        for, and then the bot's own offer for it can no longer be accepted."""
         state, me = view.state, view.seat
         offers = {offer.id: offer for offer in state.offers}
-        for accept in legal_actions(state, me, view.hand):
-            if not isinstance(accept, Accept) or accept.offer in self._countered:
-                continue
+        accepts = [
+            a
+            for a in legal_actions(state, me, view.hand)
+            if isinstance(a, Accept) and a.offer not in self._countered
+            and offers[a.offer].to is not None  # a trade, not a bid
+        ]  # fmt: skip
+        if accepts and "bot offer accepted" not in self.seen:
+            return self._line_for(view, [accepts[0]])
+        for accept in accepts:
             offer = offers[accept.offer]
             if "offer accepted by a bot" not in self.seen and _counterable(offer, view):
                 self._countered.add(offer.id)
                 faces = " ".join(f"face {state.face_up.index(c) + 1}" for c in offer.want_cards)
                 return _checked(f"counter {offer.id} give {faces}", view)
-            if "bot offer accepted" not in self.seen:
-                return self._line_for(view, [accept])
         return None
 
     def _offer_to_active_bot(self, view: PlayerView) -> Line | None:
         """A hand card for a face-up card, which the active bot values more than what it
-        gives (client.bots.GreedyBot weighs offers with `planting_gain`)."""
+        gives (client.bots.GreedyBot weighs offers with `planting_gain`), and has not
+        promised to an offer of its own."""
         state, me, active = view.state, view.seat, view.state.active
         if (
             "offer accepted by a bot" in self.seen
@@ -267,7 +375,10 @@ class Typist:
         ):
             return None
         fields = state.players[active].fields
+        tied = promised(state, active)
         for face, wanted in enumerate(state.face_up, 1):
+            if wanted in tied:
+                continue
             for position, _, card in view.my_cards():
                 if (
                     card is not None
@@ -304,6 +415,10 @@ class Typist:
                     if _same(choice.actions, actions):
                         return short, parsed, number
         return "; ".join(command_for(action, view) for action in actions), None, None
+
+
+def _offer_in(state: State, offer_id: int) -> Offer:
+    return next(o for o in state.offers if o.id == offer_id)
 
 
 def _counterable(offer: Offer, view: PlayerView) -> bool:

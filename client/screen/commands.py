@@ -42,6 +42,7 @@ from protocol.rules import (
     Reject,
     RuleError,
     Slot,
+    Take,
     Withdraw,
     accepters,
     harvest_value,
@@ -215,10 +216,12 @@ def parse_game_command(
         if isinstance(planned, _Ask):
             if number < len(segments):
                 raise CommandError(f"'{segment}' leaves a choice open; {planned.narrow}")
-            return _settle(planned, actions, segments[: number - 1], current)
+            return _settle(planned, actions, segments[: number - 1], current, view)
         assert isinstance(planned, list)
         current = _dry_run(current, planned)
         actions += planned
+    if len(segments) > 1:
+        _dry_run(view, actions)  # together, in the order the step applies them
     return Submit(tuple(actions))
 
 
@@ -238,14 +241,18 @@ def _refusal(view: PlayerView, action: Action) -> CommandError:
     raise AssertionError(f"{action} was expected to break a rule")
 
 
-def _settle(ask: _Ask, before: list[Action], typed: list[str], current: PlayerView) -> GameCommand:
+def _settle(
+    ask: _Ask, before: list[Action], typed: list[str], current: PlayerView, start: PlayerView
+) -> GameCommand:
     """Keep the options the rules allow: none is an error, one is done, several are asked.
-    `before` are the actions of the `typed` segments ahead of the question."""
+    `before` are the actions of the `typed` segments ahead of the question, which `current`
+    shows done; each option is checked with them from `start`, as the step will apply it."""
     allowed: list[tuple[str, list[Action]]] = []
     first_error: CommandError | None = None
     for label, actions in ask.options:
         try:
             _dry_run(current, actions)
+            _dry_run(start, before + actions)
         except CommandError as error:
             first_error = first_error or error
             continue
@@ -923,6 +930,39 @@ def _answer(kind: type[Reject] | type[Withdraw], verb: str, nothing: str) -> Gam
     return handle
 
 
+def _take(rest: str, view: PlayerView) -> Plan:
+    """`take OFFER [PLAYER]`: the maker of an offer to everyone takes one of its bids."""
+    words = _words(rest)
+    number = number_in(words[0]) if words else None
+    takes = [a for a in _legal(view) if isinstance(a, Take)]
+    if number is None:
+        if words:
+            raise CommandError("take which offer? e.g. take 7 bob")
+        numbers = list(dict.fromkeys(a.offer for a in takes))
+        if len(numbers) != 1:
+            raise CommandError(
+                "say which offer: take 7 bob"
+                if numbers
+                else "nobody has taken an offer of yours to everyone yet"
+            )
+        number = numbers[0]
+    if len(words) > 2:
+        raise CommandError(f"take names one offer and one player: take {number} bob")
+    offer = _open_offer(view, number)
+    if offer.maker != view.seat or offer.to is not None:
+        raise _refusal(view, Take(number, view.seat))
+    choices = [a for a in takes if a.offer == number]
+    if len(words) == 2:
+        bidder = resolve_player(words[1], view)
+        if bidder is None:
+            raise CommandError("take one player's bid; the others lapse with it")
+        return [Take(number, bidder)]
+    if not choices:
+        raise CommandError(f"nobody has taken offer {number} yet")
+    options: list[tuple[str, list[Action]]] = [(view.names[a.bidder], [a]) for a in choices]
+    return _Ask(f"Take whose bid on offer {number}?", options, f"say whose: take {number} bob")
+
+
 # --- Game mode: everything else --------------------------------------------------------------
 
 
@@ -1018,9 +1058,19 @@ GAME_COMMANDS: tuple[Command[GameHandler], ...] = (
         "accept",
         ("a",),
         "accept [OFFER] [CARDS]",
-        "Accept an offer; when several of your cards fit what it asks, you are asked which.",
+        "Accept an offer (to everyone: bid on it, and its maker chooses among the takers); "
+        "when several of your cards fit what it asks, you are asked which.",
         ("accept 7", "a 7 #2 #5", "a 7 chili"),
         _accept,
+        joinable=True,
+    ),
+    Command(
+        "take",
+        (),
+        "take OFFER [PLAYER]",
+        "Take one player's bid on your offer to everyone; the other bids lapse.",
+        ("take 7 bob", "take 7 2", "take 7"),
+        _take,
         joinable=True,
     ),
     Command(
@@ -1036,9 +1086,9 @@ GAME_COMMANDS: tuple[Command[GameHandler], ...] = (
         "withdraw",
         ("w",),
         "withdraw [OFFER ...|all]",
-        "Take back your own offers.",
+        "Take back your own offers (their bids lapse), or your bids on offers.",
         ("w 9", "w all"),
-        _answer(Withdraw, "withdraw", "you have no open offers"),
+        _answer(Withdraw, "withdraw", "you have no open offers or bids"),
         joinable=True,
     ),
     Command(
@@ -1121,6 +1171,8 @@ def command_for(action: Action, view: PlayerView, short: bool = False) -> str:
         return f"{name('reject')} {action.offer}"
     if isinstance(action, Withdraw):
         return f"{name('withdraw')} {action.offer}"
+    if isinstance(action, Take):
+        return f"{name('take')} {action.offer} {player_token(view, action.bidder)}"
     if isinstance(action, MakeOffer):
         return _offer_command(action, view, name, positions)
     raise ValueError(f"{type(action).__name__} is not something a player types")

@@ -2,11 +2,12 @@
 completer over live state).
 
 `GameCompleter(current)` completes command names, then their arguments from what the rules
-allow now: fields that fit, offers open to me, players I may offer to, my hand positions with
-their beans, face-up cards, bean names. `current()` returns the `PlayerView` of this moment (or
-None before a game). Text before the last `;` is taken as already done, so `h 2; p ` offers
-the fields that fit once field 2 is harvested. `LobbyCompleter(rooms)` does the same for the
-lobby commands, with `rooms()` returning the last room list seen.
+allow now: fields that fit, offers open to me, the takers of my offers to everyone, players I
+may offer to, my hand positions with their beans, face-up cards, bean names. `current()`
+returns the `PlayerView` of this moment (or None before a game). Text before the last `;` is
+taken as already done, so `h 2; p ` offers the fields that fit once field 2 is harvested.
+`LobbyCompleter(rooms)` does the same for the lobby commands, with `rooms()` returning the
+last room list seen (and my bots, my unfinished games).
 """
 
 from __future__ import annotations
@@ -17,6 +18,8 @@ from typing import NamedTuple
 from prompt_toolkit.completion import CompleteEvent, Completer, Completion
 from prompt_toolkit.document import Document
 
+from client.bots import STRATEGIES
+from client.gamefile import GameFile
 from client.screen.commands import (
     FACE_WORD,
     GAME_COMMANDS,
@@ -45,6 +48,7 @@ from protocol.rules import (
     Plant,
     PlantPending,
     Reject,
+    Take,
     Withdraw,
     accepters,
     harvest_value,
@@ -210,6 +214,20 @@ def _answer_arguments(kind: type[Reject] | type[Withdraw]) -> ArgumentCompleter:
     return complete
 
 
+def _take_arguments(args: list[str], view: PlayerView) -> list[Candidate]:
+    """My offers to everyone that have takers, then each taker."""
+    takes = [a for a in _legal(view) if isinstance(a, Take)]
+    if not args:
+        return _offer_ids(view, (a.offer for a in takes))
+    if len(args) > 1:
+        return []
+    return [
+        Candidate(player_token(view, a.bidder), view.names[a.bidder])
+        for a in takes
+        if str(a.offer) == args[0]
+    ]
+
+
 def _recipients(view: PlayerView) -> list[Candidate]:
     options = offer_options(view.state, view.seat)
     if options is None:
@@ -302,6 +320,7 @@ GAME_ARGUMENTS: dict[str, ArgumentCompleter] = {
     "accept": _accept_arguments,
     "reject": _answer_arguments(Reject),
     "withdraw": _answer_arguments(Withdraw),
+    "take": _take_arguments,
     "offer": _offer_arguments,
     "gift": _gift_arguments,
     "counter": _counter_arguments,
@@ -310,8 +329,18 @@ GAME_ARGUMENTS: dict[str, ArgumentCompleter] = {
 
 
 class LobbyCompleter(Completer):
-    def __init__(self, rooms: Callable[[], Sequence[RoomSummary]]) -> None:
+    """`rooms()`: the last room list seen; `bots()`: the names of my bots in my room;
+    `unfinished()`: my unfinished games, as `resume` lists them."""
+
+    def __init__(
+        self,
+        rooms: Callable[[], Sequence[RoomSummary]],
+        bots: Callable[[], Sequence[str]] = lambda: (),
+        unfinished: Callable[[], Sequence[GameFile]] = lambda: (),
+    ) -> None:
         self._rooms = rooms
+        self._bots = bots
+        self._unfinished = unfinished
 
     def get_completions(
         self, document: Document, complete_event: CompleteEvent
@@ -340,4 +369,17 @@ class LobbyCompleter(Completer):
             ]
         if name == "help" and not args:
             return _command_names(LOBBY_COMMANDS)
+        if name == "bot" and not args:
+            return [Candidate(strategy, "strategy") for strategy in STRATEGIES]
+        if name == "unbot" and not args:
+            return [Candidate(bot, "your bot") for bot in self._bots()]
+        if name == "resume" and not args:
+            return [
+                Candidate(str(number), "with " + ", ".join(_others(game)))
+                for number, game in enumerate(self._unfinished(), 1)
+            ]
         return []
+
+
+def _others(game: GameFile) -> list[str]:
+    return [seat.name for number, seat in enumerate(game.roster.seats) if number != game.seat]

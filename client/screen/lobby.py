@@ -8,25 +8,29 @@ players) serve the whole session. The lobby connection stays open during a game,
 back, and is made again if it dropped meanwhile. What the lobby says unasked (players coming,
 going, getting ready, chat) is printed above the prompt. Whatever fails is said in a sentence,
 never as a traceback. docs/repl.md lists the commands.
+
+`bot` adds a bot to the room as a process of its own (client.bot_process), which this client
+stops when the person leaves the room or the program, or when the game ends; `who` knows the
+bots this client started by their keys. `resume N` plays an unfinished game of this identity
+again, from the list shown at the start.
 """
 
 from __future__ import annotations
 
 import argparse
 import getpass
+import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from prompt_toolkit import PromptSession
-from prompt_toolkit.formatted_text import FormattedText
-from prompt_toolkit.history import InMemoryHistory
-from prompt_toolkit.patch_stdout import patch_stdout
+from prompt_toolkit.formatted_text import FormattedText, to_plain_text
 from twisted.internet.defer import Deferred
 from twisted.internet.defer import TimeoutError as RequestTimeout
 from twisted.internet.error import CannotListenError
 
+from client.bot_process import BotFailed, RoomBot, start_room_bot
 from client.discovery import FoundLobby, find_lobbies
-from client.gamefile import GameFileError, unfinished_games
+from client.gamefile import GameFile, GameFileError, unfinished_games
 from client.identity_store import load_or_create
 from client.lan_checks import LanProblem, check_listen_address
 from client.lobby_client import (
@@ -37,9 +41,11 @@ from client.lobby_client import (
     parse_lobby_address,
 )
 from client.mesh import PeerListener
+from client.resume import how_far
 from client.screen.commands import CommandError
 from client.screen.completion import LobbyCompleter
 from client.screen.lobby_commands import (
+    LobbyAddBot,
     LobbyConnect,
     LobbyCreate,
     LobbyHelp,
@@ -50,22 +56,32 @@ from client.screen.lobby_commands import (
     LobbyQuit,
     LobbyReady,
     LobbyRematch,
+    LobbyRemoveBot,
     LobbyRequest,
+    LobbyResume,
     LobbySay,
     LobbyWho,
     parse_lobby_command,
 )
+from client.screen.plain import UNWRAPPED, room_lines, rooms_lines
 from client.screen.player_view import join_words
 from client.screen.render import (
-    STYLE,
-    colour_wanted,
+    WIDTH,
     render_chat,
     render_error,
     render_help,
     render_room,
     render_rooms,
 )
-from client.screen.repl import GameScreen, Terminal, end_prompt, in_twisted, play_roster, redraw
+from client.screen.repl import (
+    GameScreen,
+    LinePrompt,
+    Terminal,
+    in_twisted,
+    play_resumed,
+    play_roster,
+    terminal_for,
+)
 from client.session import Seat, check_reachable, connect_lobby, open_peer_port, peer_host
 from client.table_setup import TableRefused
 from protocol.identity import Identity, IdentityError, fingerprint
@@ -74,6 +90,8 @@ from protocol.messages import GameStart, Member, MessageError, RoomOptions, Room
 # What a lobby request can fail with; each says why in a sentence.
 LOBBY_PROBLEMS = (LobbyError, LobbyDisconnected, LanProblem, MessageError, RequestTimeout)
 LEFT_BECAUSE = {"dropped": "the lobby dropped them", "idle": "idle too long"}
+# What resuming a game can fail with, each in a sentence.
+RESUME_PROBLEMS = (GameFileError, LanProblem, OSError, TableRefused)
 
 Discover = Callable[[Any], Deferred[list[FoundLobby]]]
 
@@ -89,7 +107,7 @@ async def run_connect(
     """`bean-client connect`: lobby mode until the person quits (0); 1 when this machine
     cannot play (no key, no peer port); 2 for an address that cannot be read. Tests pass
     pipes in `terminal`, a `discover` of their own, and a screen with a typist."""
-    terminal = terminal or Terminal(colour_wanted(no_colour=args.no_color))
+    terminal = terminal or terminal_for(args)
     address = None
     if args.lobby is not None:
         try:
@@ -136,20 +154,13 @@ class LobbyScreen(LobbyListener):
         self.rooms: Sequence[RoomSummary] = ()  # the last list seen, for completion
         self.starting: GameStart | None = None  # a roster that game mode has not taken yet
         self.last_game: GameStart | None = None  # what `rematch` plays again
+        self.unfinished: list[GameFile] = []  # the list `resume N` picks from, as last shown
+        self.bots: list[RoomBot] = []  # the bots this client started for its room
         self._playing = False
         self._room: RoomState | None = None  # the room as last seen (who was ready)
-        self.session: PromptSession[str] = PromptSession(
-            history=InMemoryHistory(),
-            completer=LobbyCompleter(lambda: self.rooms),
-            complete_while_typing=False,
-            bottom_toolbar=self._toolbar,
-            style=STYLE,
-            input=terminal.input,
-            output=terminal.output,
-        )
-        self.asking: PromptSession[str] = PromptSession(
-            style=STYLE, input=terminal.input, output=terminal.output
-        )
+        completer = LobbyCompleter(lambda: self.rooms, self._bot_names, lambda: self.unfinished)
+        self.prompt: LinePrompt = terminal.prompt(self._toolbar, completer, self._status)
+        self.asking: LinePrompt = terminal.prompt(asks=True)
 
     async def run(self, address: tuple[str, int] | None) -> int:
         self._list_unfinished_games()
@@ -160,7 +171,7 @@ class LobbyScreen(LobbyListener):
             if self.starting is not None:
                 await self._play(self.starting)
                 continue
-            line = await self._ask(self.session, "lobby> ", pre_run=self._game_waiting)
+            line = await self._ask(self.prompt, "lobby> ", pre_run=self._game_waiting)
             if line is None:
                 break
             if not line.strip():
@@ -173,39 +184,45 @@ class LobbyScreen(LobbyListener):
             if isinstance(request, LobbyQuit):
                 break
             await self._do(request)
+        await self._stop_bots()
         await self._disconnect()
         return 0
 
     # --- reading lines -----------------------------------------------------------------------
 
     async def _ask(
-        self, session: PromptSession[str], message: str, pre_run: Callable[[], None] | None = None
+        self, prompt: LinePrompt, message: str, pre_run: Callable[[], None] | None = None
     ) -> str | None:
         """A line from the person; None when they close the terminal (Ctrl-D) or press Ctrl-C."""
         try:
-            return await in_twisted(_prompt(session, message, pre_run))
+            return await in_twisted(prompt.line(message, pre_run))
         except (EOFError, KeyboardInterrupt):
             return None
 
     def _game_waiting(self) -> None:
         """As the lobby prompt starts: a roster that came while it was being set up ends it."""
         if self.starting is not None:
-            end_prompt(self.session)
+            self.prompt.end()
 
     def _error(self, sentence: str) -> None:
         self.terminal.show(render_error(sentence))
 
     # --- finding and joining a lobby ---------------------------------------------------------
 
-    def _list_unfinished_games(self) -> None:
-        games = unfinished_games()
-        if not games:
+    def _list_unfinished_games(self, files: bool = False) -> None:
+        """This identity's games that never ended, numbered for `resume N` (with `files`, the
+        game file of each too, for `bean-client replay` and the like)."""
+        key = self.identity.public_key
+        self.unfinished = [
+            game for game in unfinished_games() if game.roster.seats[game.seat].public_key == key
+        ]
+        if not self.unfinished:
             return
-        self.terminal.say("Unfinished games on this machine (bean-client resume FILE goes on):")
-        for game in games:
-            others = [s.name for i, s in enumerate(game.roster.seats) if i != game.seat]
-            steps = f"{len(game.steps)} steps played"
-            self.terminal.say(f"  {game.path}  with {join_words(others)}, {steps}")
+        self.terminal.say("Your unfinished games (resume N goes back into one):")
+        for number, game in enumerate(self.unfinished, 1):
+            self.terminal.say(f"  {number}) {_unfinished_words(game)}")
+            if files:
+                self.terminal.say(f"     {game.path}")
 
     async def _find_lobby(self) -> tuple[str, int] | None:
         """The lobby discovery finds: the only one, or the one the person picks."""
@@ -271,7 +288,7 @@ class LobbyScreen(LobbyListener):
             "open rooms, quick 4 for a table of four, help for every command."
         )
         self._first_meeting(self.lobby)
-        redraw(self.session)
+        self.prompt.redraw()
         return self.lobby
 
     def _first_meeting(self, lobby: LobbyClient) -> None:
@@ -309,10 +326,14 @@ class LobbyScreen(LobbyListener):
 
     async def _do(self, request: LobbyRequest) -> None:
         if isinstance(request, LobbyHelp):
-            self.terminal.show(render_help(request.topic, lobby=True))
+            width = UNWRAPPED if self.terminal.plain else WIDTH
+            self.terminal.show(render_help(request.topic, lobby=True, width=width))
             return
         if isinstance(request, LobbyConnect):
             await self._connect(request.host, request.port)
+            return
+        if isinstance(request, LobbyResume):
+            await self._resume(request.number)
             return
         lobby = await self._connected()
         if lobby is None:
@@ -327,7 +348,10 @@ class LobbyScreen(LobbyListener):
             case LobbyListRooms():
                 listed = await lobby.list_rooms()
                 self.rooms = listed.rooms
-                self.terminal.show(render_rooms(listed.rooms))
+                plain = self.terminal.plain
+                self.terminal.show(
+                    rooms_lines(listed.rooms) if plain else render_rooms(listed.rooms)
+                )
                 if listed.total > len(listed.rooms):
                     self.terminal.say(f"...and {listed.total - len(listed.rooms)} more.")
             case LobbyCreate(name, seats, options):
@@ -350,11 +374,16 @@ class LobbyScreen(LobbyListener):
                     return
                 await lobby.leave()
                 self.terminal.say("You left the room.")
+                await self._stop_bots()
             case LobbyWho():
                 if lobby.room is None:
                     self._error("you are not in a room; rooms lists them, quick SEATS finds one")
                 else:
-                    self.terminal.show(render_room(lobby.room))
+                    self._show_room(lobby.room)
+            case LobbyAddBot(strategy):
+                self._add_bot(lobby, strategy)
+            case LobbyRemoveBot(name):
+                await self._remove_bot(lobby, name)
             case LobbySay(text):
                 await lobby.chat(text)  # it comes back as chat, in order
 
@@ -362,12 +391,145 @@ class LobbyScreen(LobbyListener):
         self._entered(await lobby.quick_match(seats, options), ready=True)
 
     def _entered(self, room: RoomState, ready: bool) -> None:
-        self.terminal.show(render_room(room))
+        self._show_room(room)
         start = f"the game starts when all {room.seats} seats are taken and everyone is ready"
         if ready:
             self.terminal.say(f"You are ready: {start}.")
         else:
             self.terminal.say(f"Type ready when you are: {start}.")
+
+    def _show_room(self, room: RoomState) -> None:
+        own = self._own_bots()
+        plain = self.terminal.plain
+        self.terminal.show(room_lines(room, own) if plain else render_room(room, own))
+
+    # --- bots ----------------------------------------------------------------------------------
+
+    def _add_bot(self, lobby: LobbyClient, strategy: str) -> None:
+        """Start a bot process for my room; it says when it is seated (or why it is not)."""
+        room = lobby.room
+        if room is None:
+            self._error("you are not in a room: a bot joins your room (create SEATS opens one)")
+            return
+        if len(room.members) >= room.seats:
+            self._error(f"room {room.room_id} is full: all {room.seats} seats are taken")
+            return
+        assert self.address is not None
+        host, port = self.address
+        lobby_address = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+        used = {bot.profile for bot in self.bots}
+        profiles = (f"{self.args.profile}-bot{n}" for n in range(1, len(used) + 2))
+        bot = start_room_bot(
+            self.reactor,
+            lobby_address,
+            room.room_id,
+            strategy,
+            next(profile for profile in profiles if profile not in used),
+            _bot_listen(peer_host(self.listener)),
+            _bot_options(self.args),
+        )
+        self.bots.append(bot)
+        self.terminal.say(f"Starting a bot ({strategy}) for room {room.room_id}...")
+
+        def seated(bot: RoomBot) -> None:
+            if bot in self.bots:  # not stopped meanwhile
+                self.terminal.say(
+                    f"Your bot {bot.name} ({strategy}) is in the room, ready; unbot {bot.name} "
+                    "takes it out."
+                )
+                self.prompt.redraw()
+
+        def failed(failure: Any) -> None:
+            failure.trap(BotFailed)
+            if bot in self.bots:  # not stopped on purpose (the person left the room)
+                self._forget_bot(bot)
+                self._error(f"the bot could not join the room: {failure.value}")
+
+        bot.seated.addCallbacks(seated, failed)
+        bot.process.ended.addCallback(lambda _: self._forget_bot(bot))
+
+    async def _remove_bot(self, lobby: LobbyClient, name: str) -> None:
+        """Stop one of my bots; the lobby then drops it from the room (and says so)."""
+        typed = name.casefold()
+        mine = [bot for bot in self.bots if bot.name and bot.name.casefold().startswith(typed)]
+        exact = [bot for bot in mine if bot.name and bot.name.casefold() == typed]
+        chosen = exact or mine
+        if len(chosen) != 1:
+            members = [m.name for m in lobby.room.members] if lobby.room is not None else []
+            person = any(member.casefold() == typed for member in members)
+            names = join_words([bot.name for bot in self.bots if bot.name]) or "none"
+            if person:
+                self._error(f"{name} is not a bot of yours: only your own bots can be taken out")
+            elif mine:
+                self._error(f"'{name}' could be {join_words([b.name or '' for b in mine], 'or')}")
+            else:
+                self._error(f"no bot of yours is called '{name}'; your bots: {names}")
+            return
+        bot = chosen[0]
+        self.terminal.say(f"Taking {bot.name} out of the room...")
+        bot.process.stop(self.reactor)
+        await bot.process.ended
+
+    def _forget_bot(self, bot: RoomBot) -> None:
+        if bot in self.bots:
+            self.bots.remove(bot)
+            self.prompt.redraw()
+
+    async def _stop_bots(self) -> None:
+        """The room or the game is over for this person: so it is for their bots."""
+        bots, self.bots = self.bots, []
+        for bot in bots:
+            bot.process.stop(self.reactor)
+        for bot in bots:
+            await bot.process.ended
+
+    def _own_bots(self) -> dict[bytes, str]:
+        return {bot.key: bot.strategy for bot in self.bots if bot.key is not None}
+
+    def _bot_names(self) -> list[str]:
+        return [bot.name for bot in self.bots if bot.name]
+
+    # --- resuming a game -------------------------------------------------------------------
+
+    async def _resume(self, number: int | None) -> None:
+        """`resume`: the list again; `resume N`: back into that game, then the lobby."""
+        if number is None:
+            self._list_unfinished_games(files=True)
+            if not self.unfinished:
+                self.terminal.say("You have no unfinished game on this machine.")
+            return
+        if not 1 <= number <= len(self.unfinished):
+            count = len(self.unfinished)
+            known = f"1 to {count}" if count > 1 else "1" if count else "none: resume lists them"
+            self._error(f"there is no unfinished game {number} (the list has {known})")
+            return
+        if self.lobby is not None and self.lobby.room is not None:
+            self._error("leave your room first: a game you resume is played right away")
+            return
+        saved = self.unfinished[number - 1]
+        self.terminal.say(f"Back into your game {_unfinished_words(saved)}...")
+        seat = saved.roster.seats[saved.seat]
+        here = self.listener.port
+        same_port = here is not None and here.getHost().port == seat.port
+        screen = self.game_screen(self.terminal)
+        self._playing = True
+        try:
+            await play_resumed(
+                self.reactor,
+                saved.path,
+                screen,
+                self.args.step_deadline,
+                self.args.abandon_after,
+                self.listener if same_port else None,
+            )
+        except RESUME_PROBLEMS as problem:
+            self._error(f"the game cannot be resumed: {problem}")
+        finally:
+            self._playing = False
+        self.unfinished = [game for game in self.unfinished if game.path != saved.path]
+        self.terminal.say("Back in the lobby. resume lists your unfinished games; quit ends.")
+        if self.address is not None:
+            await self._connected()
 
     # --- game mode ---------------------------------------------------------------------------
 
@@ -388,6 +550,7 @@ class LobbyScreen(LobbyListener):
         self._playing = True
         try:
             screen = self.game_screen(self.terminal)
+            screen.own_bots = self._own_bots()
             await play_roster(
                 self.reactor, seat, self.identity, self.listener, roster, terms, screen
             )
@@ -397,6 +560,7 @@ class LobbyScreen(LobbyListener):
             self._error(f"the game could not be played: {error}")
         finally:
             self._playing = False
+            await self._stop_bots()  # ended with the game; stopped if the person left it
         self.terminal.say(
             "Back in the lobby. rematch plays again with the same seats and options; "
             "rooms lists the open rooms; quit ends."
@@ -412,7 +576,7 @@ class LobbyScreen(LobbyListener):
             for member in room.members:
                 if was_ready.get(member.name, member.ready) != member.ready:
                     self._say_ready(member)
-        redraw(self.session)
+        self.prompt.redraw()
 
     def _say_ready(self, member: Member) -> None:
         who = "You are" if member.name == self.name else f"{member.name} is"
@@ -433,15 +597,19 @@ class LobbyScreen(LobbyListener):
         names = join_words([seat.name for seat in start.seats])
         self.terminal.say(f"The room is full and everyone is ready: the game begins ({names}).")
         self.starting = start
-        end_prompt(self.session)
+        self.prompt.end()
 
     def disconnected(self, reason: Exception) -> None:
-        """Said at once in the lobby; during a game, the way back reconnects quietly."""
-        redraw(self.session)
+        """Said at once in the lobby; during a game, the way back reconnects quietly. Out of
+        a game, the room is gone for this person, and so are their bots."""
+        self.prompt.redraw()
         if self._playing:
             return
         said = str(reason) if isinstance(reason, LobbyDisconnected) else f"the lobby: {reason}"
         self._error(f"{said.rstrip('.')}; the next command connects again")
+        if self.bots:
+            self.terminal.say("Your bots are stopped: the room is gone for you.")
+            Deferred.fromCoroutine(self._stop_bots())
 
     def _toolbar(self) -> FormattedText:
         lobby = self.lobby
@@ -454,17 +622,52 @@ class LobbyScreen(LobbyListener):
         else:
             ready = sum(member.ready for member in room.members)
             seated = f"{len(room.members)} of {room.seats} seats, {ready} ready"
-            where = f"Room {room.room_id} {room.name}: {seated} · ready · who · leave"
+            bots = f", {len(self.bots)} bot{'s' if len(self.bots) > 1 else ''} of yours"
+            seated += bots if self.bots else ""
+            where = f"Room {room.room_id} {room.name}: {seated} · ready · bot · who · leave"
         lines = f"Lobby {host}:{port} · you are {lobby.welcome.name}\n{where}"
         return FormattedText([("class:toolbar", lines)])
 
+    def _status(self) -> str:
+        """Plain mode's status line: the toolbar's words."""
+        return " · ".join(to_plain_text(self._toolbar()).splitlines())
 
-async def _prompt(
-    session: PromptSession[str], message: str, pre_run: Callable[[], None] | None
-) -> str:
-    """The prompt, with whatever is printed meanwhile shown above it (an asyncio coroutine)."""
-    with patch_stdout(raw=True):
-        return await session.prompt_async(message, pre_run=pre_run)
+
+def _unfinished_words(game: GameFile) -> str:
+    """ "with bob and cy, turn 7, 52 steps played, 3 minutes ago"."""
+    others = join_words([s.name for i, s in enumerate(game.roster.seats) if i != game.seat])
+    try:
+        ago = _ago(time.time() - game.path.stat().st_mtime)
+    except OSError:
+        ago = "some time ago"
+    return f"with {others}, {how_far(game)}, {ago}"
+
+
+def _ago(seconds: float) -> str:
+    for unit, size in (("day", 86400), ("hour", 3600), ("minute", 60)):
+        if seconds >= size:
+            count = int(seconds // size)
+            return f"{count} {unit}{'s' if count > 1 else ''} ago"
+    return "just now"
+
+
+def _bot_listen(host: str) -> str:
+    """Where a bot listens for its peers: on the interface its person's client listens on."""
+    if host in ("0.0.0.0", "::"):
+        return "tcp:0"
+    return "tcp:0:interface=" + host.replace(":", "\\:")
+
+
+def _bot_options(args: argparse.Namespace) -> list[str]:
+    """What a bot takes over from its person's command line: how long it waits for others,
+    and whether it plays below the proof floor."""
+    options = [
+        "--step-deadline",
+        str(args.step_deadline),
+        "--abandon-after",
+        str(args.abandon_after),
+    ]
+    return options + (["--allow-weak-proofs"] if args.allow_weak_proofs else [])
 
 
 def _sentence(problem: Exception) -> str:

@@ -3,7 +3,7 @@
 
     rooms · create SEATS [NAME] [rule=protect|literal] [proofs=N] [clock=SECONDS] · join ROOM
     quick SEATS [OPTIONS] · ready [off] · unready · leave · who · say TEXT · connect HOST[:PORT]
-    rematch · quit · help [COMMAND]
+    bot [STRATEGY] · unbot NAME (kick NAME) · resume [N] · rematch · quit · help [COMMAND]
 
 Everything a request carries is checked here (seats 3 to 7, option ranges through
 `RoomOptions`, name and chat lengths), so the lobby never has to refuse a typo.
@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
+from client.bots import STRATEGIES
 from client.lobby_client import parse_lobby_address
 from client.screen.commands import (
     Command,
@@ -23,6 +24,7 @@ from client.screen.commands import (
     help_topic,
     number_in,
 )
+from client.screen.player_view import join_words
 from protocol.messages import (
     MAX_SEATS,
     MIN_SEATS,
@@ -83,6 +85,27 @@ class LobbyConnect:
 
 
 @dataclass(frozen=True)
+class LobbyAddBot:
+    """A bot of this strategy into my room, as a process of its own."""
+
+    strategy: str
+
+
+@dataclass(frozen=True)
+class LobbyRemoveBot:
+    """Take one of my bots out of my room (by a prefix of its name)."""
+
+    name: str
+
+
+@dataclass(frozen=True)
+class LobbyResume:
+    """Back into unfinished game `number` of the list (None: show the list)."""
+
+    number: int | None
+
+
+@dataclass(frozen=True)
 class LobbyRematch:
     """Quick match again with the seats and options of the game just played."""
 
@@ -107,6 +130,9 @@ LobbyRequest = (
     | LobbyWho
     | LobbySay
     | LobbyConnect
+    | LobbyAddBot
+    | LobbyRemoveBot
+    | LobbyResume
     | LobbyRematch
     | LobbyQuit
     | LobbyHelp
@@ -206,6 +232,33 @@ def _lobby_connect(rest: str) -> LobbyRequest:
     return LobbyConnect(host, port)
 
 
+def _lobby_bot(rest: str) -> LobbyRequest:
+    word = rest.strip().casefold()
+    if not word:
+        return LobbyAddBot(STRATEGIES[0])
+    chosen = [name for name in STRATEGIES if name.startswith(word)]
+    if len(chosen) != 1:
+        raise CommandError(f"a bot plays {join_words(list(STRATEGIES), 'or')}, not '{word}'")
+    return LobbyAddBot(chosen[0])
+
+
+def _lobby_unbot(rest: str) -> LobbyRequest:
+    name = rest.strip()
+    if not name:
+        raise CommandError("unbot NAME: which of your bots? who shows their names")
+    return LobbyRemoveBot(name)
+
+
+def _lobby_resume(rest: str) -> LobbyRequest:
+    word = rest.strip().lstrip("#")
+    if not word:
+        return LobbyResume(None)
+    number = number_in(word)
+    if number is None or number < 1:
+        raise CommandError(f"resume takes the number of a game in the list, not '{word}'")
+    return LobbyResume(number)
+
+
 def _lobby_ready(ready: bool) -> LobbyHandler:
     def handle(rest: str) -> LobbyRequest:
         word = rest.strip().casefold()
@@ -270,7 +323,7 @@ LOBBY_COMMANDS: tuple[Command[LobbyHandler], ...] = (
         "who",
         ("w",),
         "who",
-        "Who is in the room, and who is ready.",
+        "Who is in the room, who is ready, and which are bots.",
         ("who",),
         _lobby_plain(LobbyWho()),
     ),
@@ -289,6 +342,32 @@ LOBBY_COMMANDS: tuple[Command[LobbyHandler], ...] = (
         "Connect to a lobby (port 7777 unless given).",
         ("connect 192.168.1.20", "connect lobby.local:7000"),
         _lobby_connect,
+    ),
+    Command(
+        "bot",
+        ("addbot",),
+        f"bot [{'|'.join(STRATEGIES)}]",
+        "Add a bot to your room: a program of its own, with its own key, started by this "
+        "client; it leaves when you leave the room, and plays the game when it starts.",
+        ("bot", f"bot {STRATEGIES[-1]}"),
+        _lobby_bot,
+    ),
+    Command(
+        "unbot",
+        ("kick",),
+        "unbot NAME",
+        "Take one of your bots out of the room before the game starts (kick works on bots "
+        "only: the lobby cannot put a person out).",
+        ("unbot bot-1f3a",),
+        _lobby_unbot,
+    ),
+    Command(
+        "resume",
+        ("continue",),
+        "resume [N]",
+        "List your unfinished games (a crash, or a game you left), or go back into game N.",
+        ("resume", "resume 1"),
+        _lobby_resume,
     ),
     Command(
         "rematch",

@@ -14,7 +14,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import NamedTuple
 
 from protocol.cards import Bean, Card, bean_of
-from protocol.rules import Action, Offer, Player, RuleError, Slot, State, apply
+from protocol.rules import Action, Offer, Player, RuleError, Slot, State
+from protocol.steps import apply_own
 
 
 class PlayerView(NamedTuple):
@@ -42,12 +43,10 @@ class PlayerView(NamedTuple):
             return "everyone"
         return "you" if seat == self.seat else self.names[seat]
 
-    def after(self, actions: Iterable[Action]) -> PlayerView:
-        """This view once my actions are applied in order, or RuleError (a dry run)."""
-        state = self.state
-        for action in actions:
-            state = apply(state, self.seat, action)
-        return self._replace(state=state)
+    def after(self, actions: Sequence[Action]) -> PlayerView:
+        """This view once my actions are applied as one step of mine would apply them (offers
+        first, withdrawals last: protocol.steps), or RuleError (a dry run)."""
+        return self._replace(state=apply_own(self.state, self.seat, actions))
 
     def readable(self, error: RuleError | str) -> str:
         """A rule's sentence with seat numbers turned into names and card ids into beans."""
@@ -95,3 +94,16 @@ def offer_summary(view: PlayerView, offer: Offer) -> str:
     wants += [bean for bean, count in offer.want_beans for _ in range(count)]
     given, wanted = bean_list(gives) or "nothing", bean_list(wants) or "nothing"
     return f"{view.who(offer.maker)}: {given} for {wanted}"
+
+
+# A name a bot is given (`bean-client bot`: bot-XXXX; `bean-client play`: bot1, bot2, ...).
+BOT_NAME = re.compile(r"bot([-_ ]|\d|$)", re.IGNORECASE)
+
+
+def bot_label(name: str, key: bytes, own_bots: Mapping[bytes, str]) -> str:
+    """What is known of a player being a bot: one this client started, known by its key (no
+    lobby or player can give another seat that key: the peers check it on every link), or
+    one whose name says so, which is only its own claim. Empty for anyone else."""
+    if key in own_bots:
+        return f"your bot, {own_bots[key]}"
+    return "named as a bot" if BOT_NAME.match(name) else ""

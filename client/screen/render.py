@@ -28,7 +28,7 @@ from client.screen.commands import (
     find_command,
 )
 from client.screen.lobby_commands import LOBBY_COMMANDS
-from client.screen.player_view import PlayerView, bean_list, field_words, join_words
+from client.screen.player_view import PlayerView, bean_list, bot_label, field_words, join_words
 from protocol.cards import Bean, Card, bean_of
 from protocol.identity import fingerprint
 from protocol.messages import RoomOptions, RoomState, RoomSummary
@@ -47,8 +47,10 @@ from protocol.rules import (
     Reject,
     RevealFaceUp,
     State,
+    Take,
     Withdraw,
     accepters,
+    bids_on,
     harvest_value,
     legal_actions,
     offer_options,
@@ -110,7 +112,7 @@ def show(text: FormattedText, colour: bool, output: Output | None = None) -> Non
     if colour:
         print_formatted_text(text, style=STYLE, output=output)
     elif output is None:
-        print(to_plain_text(text))
+        print(to_plain_text(text), flush=True)  # a pipe or a file sees each line at once
     else:
         output.write_raw(to_plain_text(text) + "\n")
         output.flush()
@@ -337,10 +339,16 @@ def _offer_cells(view: PlayerView, offer: Offer) -> list[Cell]:
     cells += [[("", "gives")], *gives] if gives else [[("", "gives nothing")]]
     cells[-1] = [*cells[-1], ("", ";")]
     cells += [[("", "wants")], *wants] if wants else [[("", "a gift")]]
+    bidders = [bid.bidder for bid in bids_on(state, offer.id)]
     if offer.maker == view.seat:
         cells.append([("class:muted", "(yours)")])
+    elif view.seat in bidders:
+        cells.append([("class:hint", f"(your bid stands: {view.who(offer.maker)} chooses)")])
     elif view.seat in accepters(state, offer):
         cells.append([("class:hint", "open to you")])
+    if bidders:
+        names = join_words([view.who(seat) for seat in bidders])
+        cells += _words(f"takers: {names}")
     return cells
 
 
@@ -421,6 +429,11 @@ def _hint_rows(view: PlayerView, width: int) -> list[Cell]:
         fields = [f"{a.field + 1} ({field_words(view.me.fields[a.field])})" for a in plants]
         fits = f"fits field {join_words(fields, 'or')}" if fields else "fits no field now"
         rows += _paragraph(f"Your front {bean_of(front)} {fits}.", width, "class:hint")
+    for offer in state.offers:
+        if any(bid.bidder == view.seat for bid in bids_on(state, offer.id)):
+            maker = view.who(offer.maker)
+            text = f"Your bid on offer {offer.id} stands: waiting for {maker} to choose."
+            rows += _paragraph(text, width, "class:hint")
     harvests = [a.field for a in legal if isinstance(a, Harvest)]
     if harvests:
         pays = [f"field {i + 1}: {_coins(harvest_value(state, view.seat, i))}" for i in harvests]
@@ -454,17 +467,26 @@ def render_table_code(code: str, proof_rounds: int) -> FormattedText:
 
 
 def render_who(
-    view: PlayerView, keys: Sequence[bytes], connected: frozenset[int], code: str
+    view: PlayerView,
+    keys: Sequence[bytes],
+    connected: frozenset[int],
+    code: str,
+    away: frozenset[int] = frozenset(),
+    labels: Sequence[str] = (),
 ) -> FormattedText:
-    """Everyone at the table: name, key fingerprint, whether this seat's link to them is up;
-    then the table code, with the line asking the table to compare it."""
+    """Everyone at the table: name, key fingerprint, whether this seat's link to them is up
+    (or they are away: their link dropped), what is known of a bot (`labels`, by seat); then
+    the table code, with the line asking the table to compare it."""
     lines: list[Cell] = []
     for seat, name in enumerate(view.names):
         link = "you" if seat == view.seat else ("linked" if seat in connected else "no link")
+        link = "away" if seat in away else link
+        label = f"  {labels[seat]}" if seat < len(labels) and labels[seat] else ""
         lines.append(
             [
                 ("class:active", f"{seat + 1} {name}"),
                 ("", f"  key {fingerprint(keys[seat])}  {link}"),
+                ("class:muted", label),
             ]
         )
     lines.append([("class:title", "Table code "), ("class:active", code)])
@@ -482,7 +504,8 @@ def toolbar_proof_warning(proof_rounds: int) -> str | None:
 
 def render_toolbar(view: PlayerView, width: int = WIDTH) -> FormattedText:
     """Two lines: the turn, step, deck and my coins; then whom the game waits for and for
-    what (or who won)."""
+    what (or who won). Between them, while trades wait on a choice, my offers' takers and my
+    bids ("Offer 7: 2 takers · your bid on offer 9: waiting for Ann to choose")."""
     state = view.state
     end = state.setup.exhaustions_to_end
     turn = "your turn" if state.active == view.seat else f"{view.names[state.active]}'s turn"
@@ -504,7 +527,38 @@ def render_toolbar(view: PlayerView, width: int = WIDTH) -> FormattedText:
     else:
         label = "Waiting: "
         waiting = [("class:title", label), *_waiting_cell(view, width - len(label))]
-    return _lines([_cut(status, width)[0], waiting])
+    lines = [_cut(status, width)[0], waiting]
+    bids = _bids_words(view)
+    if bids:  # above: the last line stays whom the game waits for
+        lines.insert(1, [("class:hint", _clip(bids, width).rstrip())])
+    return _lines(lines)
+
+
+def _bids_words(view: PlayerView) -> str:
+    """My offers' takers ("Offer 7: 2 takers") and my own bids ("your bid on offer 9: waiting
+    for Ann to choose"), for the toolbar."""
+    state = view.state
+    parts = []
+    for offer in state.offers:
+        bids = bids_on(state, offer.id)
+        if offer.maker == view.seat and bids:
+            parts.append(f"offer {offer.id}: {len(bids)} taker{'s' if len(bids) > 1 else ''}")
+        elif any(bid.bidder == view.seat for bid in bids):
+            maker = view.who(offer.maker)
+            parts.append(f"your bid on offer {offer.id}: waiting for {maker} to choose")
+    return _capital(" · ".join(parts))
+
+
+def render_takers(view: PlayerView, offer_id: int, width: int = WIDTH) -> FormattedText:
+    """For the maker of an offer to everyone: who takes it and the line that takes each one
+    ("Bob and cy take offer 7: take 7 bob or take 7 cy; withdraw 7 lets them lapse.")."""
+    bids = bids_on(view.state, offer_id)
+    names = _capital(join_words([view.who(bid.bidder) for bid in bids]))
+    verb = "takes" if len(bids) == 1 else "take"
+    commands = join_words([command_for(Take(offer_id, bid.bidder), view) for bid in bids], "or")
+    lapse = "it lapse" if len(bids) == 1 else "them lapse"
+    text = f"{names} {verb} offer {offer_id}: {commands}; withdraw {offer_id} lets {lapse}."
+    return _lines(_paragraph(text, width, "class:hint"))
 
 
 def _waiting_cell(view: PlayerView, room: int) -> Cell:
@@ -552,18 +606,23 @@ def _duties_by_seat(waiting: dict[str, list[int]]) -> dict[int, str]:
     """Each waited-for seat's duties in one phrase, its offers to answer merged ("trade, or
     end trading, answer offers 20, 21")."""
     duties: dict[int, list[str]] = {}
-    offers: dict[int, list[str]] = {}
-    prefix = "answer offer "
+    offers: dict[str, dict[int, list[str]]] = {ANSWER: {}, CHOOSE: {}}
     for what, seats in waiting.items():
         for seat in seats:
             duties.setdefault(seat, [])
-            if what.startswith(prefix):
-                offers.setdefault(seat, []).append(what.removeprefix(prefix))
+            prefix = next((p for p in offers if what.startswith(p)), None)
+            if prefix is not None:
+                offers[prefix].setdefault(seat, []).append(what.removeprefix(prefix))
             else:
                 duties[seat].append(what)
-    for seat, ids in offers.items():
-        duties[seat].append(("answer offers " if len(ids) > 1 else prefix) + ", ".join(ids))
+    for prefix, by_seat in offers.items():
+        verb = "answer" if prefix == ANSWER else "choose for"
+        for seat, ids in by_seat.items():
+            duties[seat].append(f"{verb} offer{'s' if len(ids) > 1 else ''} {', '.join(ids)}")
     return {seat: ", ".join(phrases) for seat, phrases in duties.items()}
+
+
+ANSWER, CHOOSE = "answer offer ", "choose a taker for offer "  # as protocol.rules.waiting_for
 
 
 # --- Events, refusals, chat, errors, questions -----------------------------------------------
@@ -584,52 +643,71 @@ def render_event(
     view = PlayerView(before, me, {}, names)
     sentence = _action_sentence(view, seat, action, after)
     lines = _paragraph(sentence, width) if sentence else []
-    for consequence in _consequences(view, action, after):
+    for consequence in consequences(view, seat, action, after):
         lines += _paragraph(consequence, width, "class:muted")
     return _lines(lines)
 
 
 def _action_sentence(view: PlayerView, seat: int | None, action: Action, after: State) -> str:
+    phrase = action_phrase(view, seat, action, after)
+    if not phrase:
+        return ""
+    return f"{_capital(view.who(seat))} {phrase}." if seat is not None else f"{_capital(phrase)}."
+
+
+def action_phrase(view: PlayerView, seat: int | None, action: Action, after: State) -> str:
+    """What an action did, said after its player ("planted chili in field 1 (chili 3)"; the
+    table's own: "face up: chili, soy"); empty for what says nothing by itself."""
     before = view.state
-    who = _capital(view.who(seat))
     if isinstance(action, RevealFaceUp):
-        return f"Face up: {bean_list(map(bean_of, action.cards))}."
+        return f"face up: {bean_list(map(bean_of, action.cards))}"
     if seat is None:
         return ""
     if isinstance(action, Plant | PlantPending):
         card = action.card
         # The field as planted (`after` may already be the end, with every field sold).
         field_now = field_words((*before.players[seat].fields[action.field], card))
-        return f"{who} planted {bean_of(card)} in field {action.field + 1} ({field_now})."
+        return f"planted {bean_of(card)} in field {action.field + 1} ({field_now})"
     if isinstance(action, EndPlanting):
-        return f"{who} stopped planting."
+        return "stopped planting"
     if isinstance(action, Harvest):
         sold = field_words(before.players[seat].fields[action.field])
         paid = _coins(harvest_value(before, seat, action.field))
-        return f"{who} harvested field {action.field + 1} ({sold}) for {paid}."
+        return f"harvested field {action.field + 1} ({sold}) for {paid}"
     if isinstance(action, BuyField):
-        return f"{who} bought a third field."
+        return "bought a third field"
     if isinstance(action, MakeOffer):
         made = next(o for o in after.offers if o.id == before.next_offer_id)
-        terms = _terms_text(view._replace(state=after), made)
-        return f"{who} offered {view.who(made.to)} {terms} (offer {made.id})."
+        terms = offer_terms(view._replace(state=after), made)
+        return f"offered {view.who(made.to)} {terms} (offer {made.id})"
     if isinstance(action, Accept):
         offer = next(o for o in before.offers if o.id == action.offer)
-        terms = _terms_text(view, offer)
-        return f"{who} accepted offer {offer.id} from {view.who(offer.maker)}: {terms}."
+        terms = offer_terms(view, offer)
+        maker = view.who(offer.maker)
+        if offer.to is not None:
+            return f"accepted offer {offer.id} from {maker}: {terms}"
+        waiting = f". Waiting for {maker} to choose" if seat == view.seat else ""
+        return f"bid on offer {offer.id} from {maker}: {terms}{waiting}"
+    if isinstance(action, Take):
+        offer = next(o for o in before.offers if o.id == action.offer)
+        terms = offer_terms(view, offer)
+        return f"took {_whose(view, action.bidder)} bid on offer {offer.id}: {terms}"
     if isinstance(action, Reject):
-        return f"{who} rejected offer {action.offer}."
+        return f"rejected offer {action.offer}"
     if isinstance(action, Withdraw):
-        return f"{who} withdrew offer {action.offer}."
+        offer = next(o for o in before.offers if o.id == action.offer)
+        if offer.maker != seat:
+            return f"withdrew {'your' if seat == view.seat else 'the'} bid on offer {offer.id}"
+        return f"withdrew offer {action.offer}"
     if isinstance(action, EndTrading):
         kept = (
             f"; keeps {bean_list(map(bean_of, before.face_up))} to plant" if before.face_up else ""
         )
-        return f"{who} ended trading{kept}."
+        return f"ended trading{kept}"
     return ""
 
 
-def _terms_text(view: PlayerView, offer: Offer) -> str:
+def offer_terms(view: PlayerView, offer: Offer) -> str:
     """ "soy (#2), chili (face 1) for 2 blue", or "... as a gift"."""
     gives = (
         " ".join(to_plain_text(FormattedText(cell)) for cell in _offer_gives(view, offer))
@@ -639,13 +717,25 @@ def _terms_text(view: PlayerView, offer: Offer) -> str:
     return f"{gives} for {wants}" if wants else f"{gives} as a gift"
 
 
-def _consequences(view: PlayerView, action: Action, after: State) -> list[str]:
+def _whose(view: PlayerView, seat: int) -> str:
+    return "your" if seat == view.seat else f"{view.names[seat]}'s"
+
+
+def consequences(view: PlayerView, seat: int | None, action: Action, after: State) -> list[str]:
     before = view.state
     said: list[str] = []
-    answered = {action.offer} if isinstance(action, Accept | Reject | Withdraw) else set()
+    answered = {action.offer} if isinstance(action, Accept | Reject | Withdraw | Take) else set()
     if after.phase is Phase.TRADE:
         lapsed = {o.id for o in before.offers} - {o.id for o in after.offers} - answered
         said += [f"Offer {number} lapsed: nobody can accept it now." for number in sorted(lapsed)]
+    done = set()  # the bid taken, or withdrawn by its bidder, says so itself
+    if isinstance(action, Take):
+        done.add((action.offer, action.bidder))
+    elif isinstance(action, Withdraw) and seat is not None:
+        done.add((action.offer, seat))
+    for bid in before.bids:
+        if bid not in after.bids and (bid.offer, bid.bidder) not in done:
+            said.append(f"{_capital(_whose(view, bid.bidder))} bid on offer {bid.offer} lapsed.")
     if after.exhaustions > before.exhaustions:
         end = after.setup.exhaustions_to_end
         reshuffled = (
@@ -685,6 +775,8 @@ def render_refusal(
     action = refusal.action
     if isinstance(action, Accept | Reject | Withdraw):
         verb = f"{type(action).__name__.lower()} offer {action.offer}"
+    elif isinstance(action, Take):
+        verb = f"take a bid on offer {action.offer}"
     else:
         verb = _VERBS.get(type(action), "do that")
     who = _capital(view.who(refusal.seat))
@@ -765,23 +857,28 @@ def render_rooms(rooms: Sequence[RoomSummary], width: int = WIDTH) -> FormattedT
             [("class:offer", f"{room.room_id:>5}")],
             [("", f"{room.taken}/{room.seats}")],
             [("class:title", room.name)],
-            *_words(_options_words(room.options)),
+            *_words(options_words(room.options)),
         ]
         lines += _flow(cells, width)
     return _lines(lines)
 
 
-def _options_words(options: RoomOptions) -> str:
+def options_words(options: RoomOptions) -> str:
     words = ["literal one-bean rule"] if options.singleton_rule.endswith("literal") else []
     words += [f"{options.turn_seconds}s a turn"] if options.turn_seconds else []
     return ", ".join(words)
 
 
-def render_room(room: RoomState, width: int = WIDTH) -> FormattedText:
-    """The room I am in: who is there and who is ready."""
+def render_room(
+    room: RoomState, own_bots: Mapping[bytes, str] | None = None, width: int = WIDTH
+) -> FormattedText:
+    """The room I am in: who is there, who is ready, and which are bots (`own_bots`: the keys
+    of the bots this client started, with their strategy; player_view.bot_label)."""
     head = f"Room {room.room_id} {room.name}: {len(room.members)} of {room.seats} seats"
     lines = _paragraph(head, width, "class:title")
     for member in room.members:
         ready = [("class:hint", "ready")] if member.ready else [("class:muted", "not ready")]
-        lines += _flow([[("", "  " + member.name)], ready], width)
+        label = bot_label(member.name, member.public_key, own_bots or {})
+        bot = [[("class:muted", f"({label})")]] if label else []
+        lines += _flow([[("", "  " + member.name)], ready, *bot], width)
     return _lines(lines)

@@ -4,6 +4,8 @@ prompt_toolkit runs on the asyncio loop the Twisted reactor also runs on; the pr
 (`prompt_async`), never blocking the reactor, and everything that happens meanwhile is printed
 above it. Parsing, completion and what the screen shows are pure (`commands`,
 `completion`, `render`); this module wires them to the game driver and the lobby.
+A `Terminal` with `lines` is in plain mode (`plain`): lines are read without prompt_toolkit and
+everything is shown by `plain.PlainLooks`, one line per thing; the commands are the same.
 See docs/repl.md for the commands.
 """
 
@@ -13,10 +15,13 @@ import argparse
 import asyncio
 import getpass
 import math
-from collections.abc import Callable, Coroutine
+import os
+import sys
+from collections.abc import Callable, Coroutine, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from textwrap import fill
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from prompt_toolkit import PromptSession
 from prompt_toolkit.formatted_text import FormattedText
@@ -29,6 +34,8 @@ from twisted.internet.defer import Deferred
 from client.game import Outcome, PeerGame, Player
 from client.identity_store import load_or_create
 from client.mesh import PeerListener
+from client.presence import PresenceNews
+from client.resume import resume_game
 from client.screen.commands import (
     CommandError,
     LeaveGame,
@@ -40,7 +47,8 @@ from client.screen.commands import (
     parse_game_command,
 )
 from client.screen.completion import GameCompleter
-from client.screen.player_view import PlayerView, join_words
+from client.screen.plain import PlainLines, PlainLooks, PlainPrompt, plain_wanted, status_words
+from client.screen.player_view import PlayerView, bot_label, join_words
 from client.screen.render import (
     STYLE,
     WIDTH,
@@ -54,11 +62,13 @@ from client.screen.render import (
     render_refusal,
     render_table,
     render_table_code,
+    render_takers,
     render_toolbar,
     render_who,
     show,
     toolbar_proof_warning,
 )
+from client.screen.story import render_story
 from client.session import (
     Seat,
     agree_on_table,
@@ -68,10 +78,12 @@ from client.session import (
     room_options,
     start_game,
 )
+from client.story import GameStory
 from protocol.identity import Identity
 from protocol.lockstep import StepReport
 from protocol.messages import GameStart, RoomOptions
-from protocol.rules import RuleError
+from protocol.rules import Action, RuleError, State, bids_on
+from protocol.steps import Refusal
 from protocol.table import MIN_PROOF_ROUNDS
 
 LOG_LINES = 40
@@ -82,34 +94,188 @@ T = TypeVar("T")
 
 @dataclass
 class Terminal:
-    """Where the REPL reads and writes: the real terminal, or pipes in tests."""
+    """Where the REPL reads and writes: the real terminal, or pipes in tests; with `lines`,
+    in plain mode (lines read from there, nothing drawn but lines)."""
 
     colour: bool
     input: Input | None = None
     output: Output | None = None
     printed: list[str] = field(default_factory=list)  # plain text of everything shown
+    lines: PlainLines | None = None
+
+    @property
+    def plain(self) -> bool:
+        return self.lines is not None
 
     def show(self, text: FormattedText) -> None:
         self.printed.append("".join(fragment[1] for fragment in text))
         show(text, self.colour, self.output)
 
     def say(self, text: str) -> None:
-        """A sentence of plain text, wrapped between words to the screen's width."""
-        wrapped = "\n".join(
-            fill(line, WIDTH, break_long_words=False, break_on_hyphens=False)
-            for line in text.splitlines()
+        """A sentence of plain text, wrapped between words to the screen's width (in plain
+        mode, never: each line is one thing)."""
+        wrapped = (
+            text
+            if self.plain
+            else "\n".join(
+                fill(line, WIDTH, break_long_words=False, break_on_hyphens=False)
+                for line in text.splitlines()
+            )
         )
         self.show(FormattedText([("", wrapped)]))
 
+    def prompt(
+        self,
+        toolbar: Callable[[], FormattedText] | None = None,
+        completer: Any = None,
+        status: Callable[[], str | None] = lambda: None,
+        asks: bool = False,
+    ) -> LinePrompt:
+        """A prompt for lines: prompt_toolkit's with its toolbar and completion, or in plain
+        mode the lines as they come, with `status` said when it changes (and the message of a
+        prompt that `asks` a question said as a line)."""
+        if self.lines is not None:
+            return PlainPrompt(self.lines, self.say, status, asks)
+        session: PromptSession[str] = PromptSession(
+            history=InMemoryHistory(),
+            completer=completer,
+            complete_while_typing=False,
+            bottom_toolbar=toolbar,
+            style=STYLE,
+            input=self.input,
+            output=self.output,
+        )
+        return RichPrompt(session)
+
+
+class LinePrompt(Protocol):
+    """Where the REPL reads a line: `line` raises EOFError or KeyboardInterrupt when the person
+    closes it; `redraw` when what the toolbar shows has changed; `end` ends the line awaited
+    (it returns empty) when something else takes over."""
+
+    async def line(
+        self,
+        message: str,
+        pre_run: Callable[[], None] | None = None,
+        refresh_interval: float = 0.0,
+    ) -> str: ...
+
+    def redraw(self) -> None: ...
+
+    def end(self) -> None: ...
+
+
+class RichPrompt:
+    """prompt_toolkit's prompt, awaited, with what is printed meanwhile shown above it."""
+
+    def __init__(self, session: PromptSession[str]) -> None:
+        self.session = session
+
+    async def line(
+        self,
+        message: str,
+        pre_run: Callable[[], None] | None = None,
+        refresh_interval: float = 0.0,
+    ) -> str:
+        with patch_stdout(raw=True):
+            return await self.session.prompt_async(
+                message, pre_run=pre_run, refresh_interval=refresh_interval
+            )
+
+    def redraw(self) -> None:
+        redraw(self.session)
+
+    def end(self) -> None:
+        end_prompt(self.session)
+
+
+class RichLooks:
+    """What game mode shows on the full screen (plain mode's are plain.PlainLooks)."""
+
+    def event(
+        self,
+        before: State,
+        seat: int | None,
+        action: Action,
+        after: State,
+        names: Sequence[str],
+        me: int,
+    ) -> FormattedText:
+        return render_event(before, seat, action, after, names, me)
+
+    def refusal(
+        self, refusal: Refusal, state: State, names: Sequence[str], me: int
+    ) -> FormattedText:
+        return render_refusal(refusal, state, names, me)
+
+    def error(self, text: str) -> FormattedText:
+        return render_error(text)
+
+    notice = error
+
+    def takers(self, view: PlayerView, offer_id: int) -> FormattedText:
+        return render_takers(view, offer_id)
+
+    def presence(self, news: PresenceNews, names: Sequence[str]) -> FormattedText:
+        if not news.here:
+            return render_error(news.sentence)
+        return FormattedText([("class:title", fill(news.sentence, WIDTH))])
+
+    def chat(self, name: str, text: str) -> FormattedText:
+        return render_chat(name, text)
+
+    def question(self, question: Question) -> FormattedText:
+        return render_question(question)
+
+    def started(self, starter: str) -> str:
+        return f"{starter}. The deck is being shuffled by everyone together..."
+
+    def dealt(self, view: PlayerView, first: bool) -> list[FormattedText]:
+        """The hand once cards of mine are open to me: dealt (`first`), or drawn."""
+        said = [FormattedText([("", "The cards are dealt.")])] if first else []
+        return [*said, render_hand(view)]
+
+    def hand(self, view: PlayerView) -> FormattedText:
+        return render_hand(view)
+
+    def table(self, view: PlayerView, code: str, proof_rounds: int) -> list[FormattedText]:
+        return [render_table(view), render_table_code(code, proof_rounds)]
+
+    def who(
+        self,
+        view: PlayerView,
+        keys: Sequence[bytes],
+        connected: frozenset[int],
+        away: frozenset[int],
+        code: str,
+        labels: Sequence[str],
+    ) -> FormattedText:
+        return render_who(view, keys, connected, code, away, labels)
+
+    def help(self, topic: str | None, lobby: bool = False) -> FormattedText:
+        return render_help(topic, lobby)
+
+    def story(self, story: GameStory, names: Sequence[str], me: int) -> FormattedText:
+        return render_story(story, names, me)
+
+
+Looks = RichLooks | PlainLooks
+
 
 class HumanPlayer(Player):
-    """A person at the seat: what happens is printed as it happens; the screen refreshes."""
+    """A person at the seat: what happens is printed as it happens; the screen refreshes.
+    It keeps the game's story, shown at the end (`story`; a resumed seat feeds it the steps
+    it replays)."""
 
     def __init__(self, terminal: Terminal, refresh: Callable[[], None]) -> None:
         self.terminal = terminal
         self.refresh = refresh
+        self.looks: Looks = PlainLooks() if terminal.plain else RichLooks()
         self.log: list[FormattedText] = []
+        self.story = GameStory()
+        self._dealt = False
         self.on_finish: Callable[[], None] = lambda: None
+        self._takers: dict[int, list[int]] = {}  # my offers to everyone: the takers last shown
 
     def view(self, game: PeerGame) -> PlayerView | None:
         snapshot = game.view
@@ -123,65 +289,103 @@ class HumanPlayer(Player):
             self.terminal.show(text)
 
     def step_played(self, game: PeerGame, report: StepReport) -> None:
-        names, me = game.names, game.seat
+        names, me, looks = game.names, game.seat, self.looks
+        self.story.add(report)
         if report.start_player is not None:
             starter = (
                 "You start" if report.start_player == me else f"{names[report.start_player]} starts"
             )
-            self.terminal.say(f"{starter}. The deck is being shuffled by everyone together...")
+            self.terminal.say(looks.started(starter))
         for applied in report.applied:
             self._print(
-                render_event(applied.before, applied.seat, applied.action, applied.after, names, me)
+                looks.event(applied.before, applied.seat, applied.action, applied.after, names, me)
             )
         rules = game.view.rules
         for refusal in report.refusals:
             if rules is not None and refusal.seat == me:  # others' are their own business
-                self._print(render_refusal(refusal, rules, names, me))
-        if report.dealt:
+                self._print(looks.refusal(refusal, rules, names, me))
+        self._show_takers(game)
+        if report.dealt:  # cards of mine opened to me: the deal's, or those I drew
             view = self.view(game)
             if view is not None:
-                self.terminal.say("The cards are dealt.")
-                self.terminal.show(render_hand(view))
+                for text in looks.dealt(view, not self._dealt):
+                    self.terminal.show(text)
+                self._dealt = True
         self.refresh()
 
+    def _show_takers(self, game: PeerGame) -> None:
+        """The takers of my offers to everyone, each time they change, with the lines that
+        take them."""
+        view = self.view(game)
+        if view is None:
+            return
+        takers = {
+            offer.id: [bid.bidder for bid in bids_on(view.state, offer.id)]
+            for offer in view.state.offers
+            if offer.maker == view.seat
+        }
+        for offer_id, seats in takers.items():
+            if seats and seats != self._takers.get(offer_id):
+                self._print(self.looks.takers(view, offer_id))
+        self._takers = takers
+
     def notice(self, game: PeerGame, text: str) -> None:
-        self._print(render_error(text))
+        self._print(self.looks.notice(text))
+        self.refresh()
+
+    def presence_changed(self, game: PeerGame, news: PresenceNews) -> None:
+        self._print(self.looks.presence(news, game.names))
         self.refresh()
 
     def chat(self, game: PeerGame, seat: int, text: str) -> None:
-        self._print(render_chat(game.names[seat], text))
+        self._print(self.looks.chat(game.names[seat], text))
 
     def finished(self, game: PeerGame, outcome: Outcome) -> None:
         self.terminal.say(describe_outcome(game, outcome))
+        if outcome.final is not None and self.story.turns:
+            self.terminal.show(self.looks.story(self.story, game.names, game.seat))
         self.on_finish()
 
 
 def describe_outcome(game: PeerGame, outcome: Outcome) -> str:
     names = game.names
+    findings = (
+        "the audit FAILED: " + "; ".join(outcome.audit_findings)
+        if outcome.audit_findings
+        else "the audit of what was played found nothing against anyone"
+    )
+    if outcome.cheat is not None and outcome.cheat.seat is None:
+        return (
+            f"The game is stopped: the deal broke ({outcome.cheat.reason}, step "
+            f"{outcome.cheat.step}); every seed was revealed to find who broke it: {findings}."
+        )
     if outcome.cheat is not None:
         cheat = outcome.cheat
-        who = "The deal itself" if cheat.seat is None else names[cheat.seat]
+        who = join_words([names[seat] for seat in cheat.seats])
         return (
             f"The game is stopped: {who} {cheat.reason} (step {cheat.step}). The signed "
             f"messages that prove it are in {game.gamefile.path}."
         )
     if outcome.gone:
         who = join_words([names[seat] for seat in outcome.gone])
-        gone_seeds = tuple(f"seat {seat}:" for seat in outcome.gone)
-        held = [f for f in outcome.audit_findings if not f.startswith(gone_seeds)]
-        audit = (
-            "the audit FAILED: " + "; ".join(held)
-            if held
-            else "the audit of what was played found nothing against anyone still here"
+        return f"The game ended without {who}, gone for good, by everyone else's vote: {findings}."
+    if outcome.ended_by is not None:
+        return (
+            f"{names[outcome.ended_by]}'s client ended the game, and it cannot go on without "
+            f"it: {findings}."
         )
-        return f"The game ended without {who}, gone for good, by everyone else's vote: {audit}."
     if outcome.final is None:
         return "You left the game."
     final = outcome.final
     ranking = sorted(zip(final.result.scores, names, strict=True), reverse=True)
     scores = ", ".join(f"{name} {score}" for score, name in ranking)
     winners = " and ".join(names[s] for s in final.result.winners)
-    agreed = "Every player's machine agrees" if final.agreed else "The machines DISAGREE"
+    agreed = (
+        "Every player's machine agrees"
+        if final.agreed
+        else f"{join_words([names[s] for s in final.disagreeing])} reported another final "
+        "state than this machine's"
+    )
     audit = (
         "the audit passed"
         if final.audit_passed
@@ -193,24 +397,49 @@ def describe_outcome(game: PeerGame, outcome: Outcome) -> str:
 class GameScreen:
     """Game mode: commands in, the table out, until the game ends."""
 
-    def __init__(self, terminal: Terminal) -> None:
+    def __init__(self, terminal: Terminal, own_bots: Mapping[bytes, str] | None = None) -> None:
+        """`own_bots`: the public keys of the bots this person started, with their strategy
+        (`who` says which seats they are)."""
         self.terminal = terminal
         self.game: PeerGame | None = None
+        self.own_bots = dict(own_bots or {})
         self.player = HumanPlayer(terminal, self._refresh)
-        self.session: PromptSession[str] = PromptSession(
-            history=InMemoryHistory(),
-            completer=GameCompleter(self._view),
-            complete_while_typing=False,
-            bottom_toolbar=self._toolbar,
-            style=STYLE,
-            input=terminal.input,
-            output=terminal.output,
-        )
+        self.looks = self.player.looks
+        self.prompt = terminal.prompt(self._toolbar, GameCompleter(self._view), self._status)
         self.player.on_finish = self._interrupt
         self._leaving = False  # "leave" was typed once
+        self._question: Question | None = None  # the last line asked; a number answers it
+        self._warned_clock = False  # plain mode: the last seconds of this duty were said
+
+    @property
+    def session(self) -> PromptSession[str]:
+        """The prompt_toolkit session (not in plain mode)."""
+        assert isinstance(self.prompt, RichPrompt)
+        return self.prompt.session
 
     def _view(self) -> PlayerView | None:
         return None if self.game is None else self.player.view(self.game)
+
+    def _status(self) -> str | None:
+        """Plain mode's status line: the toolbar's words, said again only when they change
+        (the turn clock's countdown is said once, at CLOCK_WARNING_SECONDS)."""
+        game = self.game
+        if game is None:
+            return "joining the game"
+        progress = _deck_progress(game)
+        view = self._view()
+        if view is None:
+            return progress or "choosing who starts"
+        words = status_words(view, game.view.away)
+        left = game.turn_seconds_left()
+        if left is None:
+            self._warned_clock = False
+        else:
+            words += f" · your clock runs: {game.turn_seconds} s a move"
+            if left <= CLOCK_WARNING_SECONDS and not self._warned_clock:
+                self._warned_clock = True
+                self.terminal.say(f"clock: {_clock_words(left, '')}")
+        return words
 
     def _toolbar(self) -> FormattedText:
         game = self.game
@@ -221,8 +450,11 @@ class GameScreen:
         if view is None:
             return FormattedText([("class:toolbar", progress or "Choosing who starts...")])
         toolbar = render_toolbar(view)
+        if game.view.away:  # on top, as the line below: the last stays whom the game waits for
+            away = join_words([game.names[seat] for seat in sorted(game.view.away)])
+            toolbar = FormattedText([("class:error", f"Away: {away}"), ("", "\n"), *toolbar])
         weak = toolbar_proof_warning(game.roster.options.proof_rounds)
-        if weak is not None:  # on top: the last line stays whom the game waits for
+        if weak is not None:
             toolbar = FormattedText([("class:error", weak), ("", "\n"), *toolbar])
         if progress:
             toolbar = FormattedText([*toolbar, ("", "\n"), ("class:toolbar", progress)])
@@ -233,62 +465,65 @@ class GameScreen:
         return toolbar
 
     def _refresh(self) -> None:
-        redraw(self.session)
+        self.prompt.redraw()
 
     def _interrupt(self) -> None:
-        end_prompt(self.session)
+        self.prompt.end()
 
     async def play(self, game: PeerGame) -> Outcome:
         """The prompt until the game ends (an asyncio coroutine: run it with `in_twisted`)."""
         self.game = game
-        question: Question | None = None
         name = game.names[game.seat]
         clock = game.turn_seconds > 0  # its countdown is redrawn with no key pressed
         while game.outcome is None:
             try:
-                with patch_stdout(raw=True):
-                    line = await self.session.prompt_async(
-                        f"{name}> ", refresh_interval=CLOCK_REFRESH_SECONDS if clock else 0
-                    )
+                line = await self.prompt.line(
+                    f"{name}> ", refresh_interval=CLOCK_REFRESH_SECONDS if clock else 0
+                )
             except (EOFError, KeyboardInterrupt):
                 game.stop("the player closed the REPL")
                 break
-            if game.outcome is not None or not line.strip():
-                continue
-            question = self._command(game, line, question)
+            self.enter(line)
         assert game.outcome is not None  # set when the game ended or the player left
         return game.outcome
 
+    def enter(self, line: str) -> None:
+        """A line the person typed (tests type some directly, at a moment of their choice)."""
+        game = self.game
+        if game is not None and game.outcome is None and line.strip():
+            self._question = self._command(game, line, self._question)
+
     def _command(self, game: PeerGame, line: str, question: Question | None) -> Question | None:
         view = self._view()
+        looks = self.looks
         if view is None:
-            self.terminal.show(render_error("wait: the cards are still being shuffled and dealt"))
+            self.terminal.show(looks.error("wait: the cards are still being shuffled and dealt"))
             return question
         try:
             command = parse_game_command(line, view, question)
         except CommandError as error:
-            self.terminal.show(render_error(str(error)))
+            self.terminal.show(looks.error(str(error)))
             return question
         if isinstance(command, Question):
-            self.terminal.show(render_question(command))
+            self.terminal.show(looks.question(command))
             return command
         if isinstance(command, Submit):
             try:
                 game.submit(command.actions)
             except RuleError as error:
-                self.terminal.show(render_error(view.readable(error)))
+                self.terminal.show(looks.error(view.readable(error)))
         elif isinstance(command, ShowView):
             self._show(command, view)
         elif isinstance(command, Say):
             game.chat(command.text)
-            self.terminal.show(render_chat(game.names[game.seat], command.text))
+            self.terminal.show(looks.chat(game.names[game.seat], command.text))
         elif isinstance(command, LeaveGame):
             if self._leaving:
                 game.stop("the player left")
             else:
                 self._leaving = True
                 self.terminal.show(
-                    render_error(
+                    looks.error(
                         "the others cannot go on without you; type leave again to leave the game"
                     )
                 )
@@ -299,19 +534,23 @@ class GameScreen:
     def _show(self, command: ShowView, view: PlayerView) -> None:
         game = self.game
         assert game is not None
+        looks, show = self.looks, self.terminal.show
         if command.view is View.TABLE:
-            self.terminal.show(render_table(view))
-            self.terminal.show(render_table_code(game.table.code, game.roster.options.proof_rounds))
+            for text in looks.table(view, game.table.code, game.roster.options.proof_rounds):
+                show(text)
         elif command.view is View.WHO:
-            keys = [member.public_key for member in game.roster.seats]
-            self.terminal.show(render_who(view, keys, game.view.connected, game.table.code))
+            seats = game.roster.seats
+            keys = [member.public_key for member in seats]
+            labels = [bot_label(s.name, s.public_key, self.own_bots) for s in seats]
+            snapshot = game.view
+            show(looks.who(view, keys, snapshot.connected, snapshot.away, game.table.code, labels))
         elif command.view is View.HAND:
-            self.terminal.show(render_hand(view))
+            show(looks.hand(view))
         elif command.view is View.LOG:
             for text in self.player.log[-LOG_LINES:]:
-                self.terminal.show(text)
+                show(text)
         else:
-            self.terminal.show(render_help(command.topic))
+            show(looks.help(command.topic))
 
 
 def redraw(session: PromptSession[str]) -> None:
@@ -333,8 +572,8 @@ def in_twisted(coroutine: Coroutine[Any, Any, T]) -> Deferred[T]:
     return Deferred.fromFuture(asyncio.ensure_future(coroutine))
 
 
-def _clock_words(left: float) -> str:
-    return f"Your clock: {math.ceil(left)} s left, then the default moves are made for you"
+def _clock_words(left: float, whose: str = "Your clock: ") -> str:
+    return f"{whose}{math.ceil(left)} s left, then the default moves are made for you"
 
 
 def _deck_progress(game: PeerGame) -> str:
@@ -371,6 +610,58 @@ async def play_roster(
     return outcome
 
 
+async def play_resumed(
+    reactor: Any,
+    path: Path,
+    screen: GameScreen,
+    step_deadline: float,
+    abandon_after: float,
+    listener: PeerListener | None = None,
+) -> Outcome:
+    """A game this seat left unfinished (a crash), back at this screen until it ends; its story
+    starts with the steps the game file replays. GameFileError if it cannot be resumed."""
+    started: Deferred[PeerGame] = Deferred()
+    playing = Deferred.fromCoroutine(
+        resume_game(
+            reactor,
+            path,
+            screen.player,
+            step_deadline,
+            abandon_after,
+            started.callback,
+            listener=listener,
+            each_step=screen.player.story.add,
+        )
+    )
+
+    def before_the_start(failure: Any) -> Any:
+        """A game that could not be resumed fails `started` (what is awaited first)."""
+        if started.called:
+            return failure
+        started.errback(failure)
+        return None
+
+    playing.addErrback(before_the_start)
+    screen.game = await started
+    await in_twisted(screen.play(screen.game))
+    _, outcome = await playing
+    return outcome
+
+
+def terminal_for(args: argparse.Namespace) -> Terminal:
+    """The terminal a command line asks for: plain mode (`--plain`, TERM=dumb, or output that
+    is not a terminal: lines from standard input, never a cursor-position request), or the
+    full screen, in colour unless told otherwise."""
+    if plain_wanted(getattr(args, "plain", False)):
+        os.environ["PROMPT_TOOLKIT_NO_CPR"] = "1"  # for anything of prompt_toolkit's
+        return Terminal(colour=False, lines=PlainLines(sys.stdin))
+    return Terminal(colour_wanted(no_colour=getattr(args, "no_color", False)))
+
+
+def screen_for(args: argparse.Namespace) -> GameScreen:
+    return GameScreen(terminal_for(args))
+
+
 # --- bean-client play: the person's seat at a local table ------------------------------------
 
 
@@ -384,7 +675,7 @@ async def play_human_seat(
 ) -> Outcome:
     """Join the local lobby as the person and play the game in the REPL (tests bring their
     own screen, with pipes for a terminal)."""
-    screen = screen or GameScreen(Terminal(colour_wanted()))
+    screen = screen or screen_for(args)
     terminal = screen.terminal
     name = args.name or getpass.getuser()
     listen = f"tcp:0:interface={host}"

@@ -23,7 +23,7 @@ import contextlib
 import hashlib
 import hmac
 import itertools
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from concurrent.futures import Executor
 from dataclasses import dataclass, field
 from typing import NoReturn
@@ -761,6 +761,7 @@ def audit(
     transcript: Sequence[tuple[int, DeckMessage]],
     seeds: Mapping[int, bytes | None],
     *,
+    excused: Collection[int] = (),
     group: Group = ED25519,
     executor: Executor | None = None,
     checked_live: bool = False,
@@ -769,7 +770,9 @@ def audit(
 
     `epoch_cards[e]`: the sorted card ids epoch e started from (the deck, then each discard
     pile); `transcript`: every deck message with its author, in lockstep order (SeedReveal
-    messages are ignored; pass the seeds in `seeds`, None for a seat that withheld its seed).
+    messages are ignored; pass the seeds in `seeds`, None for a seat that withheld its seed;
+    `excused` seats owed none, as seats voted out of a game ended early: without a seed they
+    are not replayed, and nothing is held against them for it).
     Every public check is re-run; every seat whose seed matches its commitment is replayed, and
     each of its messages must be exactly what its seed gives. Passes silently, or raises an
     AuditError whose `blame` is the first cheater in transcript order; its `findings` list every
@@ -790,6 +793,8 @@ def audit(
         commitment = commitments.get(seat)
         if commitment is None:
             continue  # it never committed; round 0 already blames it
+        if seed is None and seat in excused:
+            continue
         if seed is None:
             seed_findings.append(
                 CommitmentError("withheld its seed", blame=seat, step="seed reveal")

@@ -1,0 +1,69 @@
+"""Ending a game before its last card: the signed vote to end without seats gone for good,
+and what every seat must hold before it may reveal its seed (docs/peer-protocol.md, "Ending
+early").
+
+A seed opens every card of its seat for the rest of the game, so a seat reveals it only once
+the game is over for it for good, written so to its game file: from then on it never signs
+a step message again, and since every step needs every seat's message, nobody can play on.
+Ending without a player takes a signed vote, naming the game, the step and the seats gone,
+from every seat present: a seat ends when it holds such a vote from each of them, its own
+included, while it is still at that step. Votes are relayed like step messages, so each seat
+can show the whole vote to anyone, a seat that comes back among them.
+
+A vote lapses when its author plays the step it named: a full vote put together later, out of
+votes signed at a step that was played after all, ends nothing. The one race this leaves (a
+seat that ended by the vote while another, which had voted too, got the missing message and
+played the step) is settled by the `Ended` the first sends: a seat that hears that another has
+ended at a step it has reached follows it; no one is named for it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from protocol.peer_messages import EndVote
+
+
+def seats_in(mask: int) -> tuple[int, ...]:
+    return tuple(seat for seat in range(mask.bit_length()) if mask >> seat & 1)
+
+
+def mask_of(seats: set[int] | frozenset[int] | tuple[int, ...]) -> int:
+    return sum(1 << seat for seat in set(seats))
+
+
+@dataclass
+class EndVotes:
+    """The verified votes of the step being played: each seat's latest."""
+
+    players: int
+    step: int = -1
+    votes: dict[int, EndVote] = field(default_factory=dict)
+
+    def at(self, step: int) -> None:
+        """The step being played is `step`: votes for another step lapse."""
+        if step != self.step:
+            self.step, self.votes = step, {}
+
+    def add(self, vote: EndVote) -> bool:
+        """Keep a verified vote of the current step; False if it was held already."""
+        if vote.step != self.step or self.votes.get(vote.seat) == vote:
+            return False
+        self.votes[vote.seat] = vote
+        return True
+
+    def unanimous(self, gone: int) -> tuple[EndVote, ...] | None:
+        """Every present seat's vote to end without `gone`, if all are held."""
+        present = [seat for seat in range(self.players) if not gone >> seat & 1]
+        held = [self.votes.get(seat) for seat in present]
+        if all(vote is not None and vote.gone == gone for vote in held):
+            return tuple(vote for vote in held if vote is not None)
+        return None
+
+    def not_agreeing(self, gone: int) -> frozenset[int]:
+        """Present seats whose latest vote is not to end without `gone` (or who have none)."""
+        return frozenset(
+            seat
+            for seat in range(self.players)
+            if not gone >> seat & 1 and (seat not in self.votes or self.votes[seat].gone != gone)
+        )

@@ -1,0 +1,117 @@
+"""The end of a game on the full screen: each player's coins and harvests, and a chart of
+everyone's coins over the turns, drawn with characters (no colour needed, no line wider than
+the screen). Plain mode says the same in lines (plain.story_lines). Pure.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from textwrap import wrap
+
+from prompt_toolkit.formatted_text import FormattedText
+
+from client.story import GameStory
+from protocol.cards import Bean
+
+WIDTH = 80
+CHART_ROWS = 7  # rows of the plot, from 0 coins to the most anyone had
+LABEL_COLUMNS = 4  # the coin counts on the left
+SEVERAL = "*"  # two or more players at one point
+
+
+def render_story(
+    story: GameStory, names: Sequence[str], me: int, width: int = WIDTH
+) -> FormattedText:
+    lines: list[list[tuple[str, str]]] = [
+        [("class:title", f"The game in numbers, over {story.turns} turns:")]
+    ]
+    for seat, name in enumerate(names):
+        lines += _player_lines(story, seat, name, me, width)
+    lines += [[("class:muted", "Harvests by bean: cards sold → coins paid, in how many.")]]
+    lines += chart(story, names, width)
+    joined: list[tuple[str, str]] = []
+    for number, line in enumerate(lines):
+        joined += [("", "\n")] if number else []
+        joined += line
+    return FormattedText(joined)
+
+
+def _player_lines(
+    story: GameStory, seat: int, name: str, me: int, width: int
+) -> list[list[tuple[str, str]]]:
+    """ "1 ann (you): 14 coins  chili 11→5 in 3, soy 9→4 in 2; 6 more cards sold for nothing":
+    for each bean that paid, the cards its harvests (and final sales) sold, the coins they
+    paid, and how many there were."""
+    coins = story.coins_of(seat)
+    final = story.result.scores[seat] if story.result is not None else (coins[-1] if coins else 0)
+    who = f"{seat + 1} {name}" + (" (you)" if seat == me and name.casefold() != "you" else "")
+    by_bean: dict[Bean, tuple[int, int, int]] = {}
+    for sale in story.sales_of(seat):
+        cards, paid, times = by_bean.get(sale.bean, (0, 0, 0))
+        by_bean[sale.bean] = (cards + sale.cards, paid + sale.coins, times + 1)
+    ranked = sorted(by_bean.items(), key=lambda item: (-item[1][1], -item[1][0], item[0].value))
+    parts = [
+        f"{bean} {cards}→{paid}" + (f" in {times}" if times > 1 else "")
+        for bean, (cards, paid, times) in ranked
+        if paid
+    ]
+    unpaid = sum(cards for cards, paid, _ in by_bean.values() if not paid)
+    sold = ", ".join(parts) or "no harvest paid"
+    sold += f"; {unpaid} more card{'' if unpaid == 1 else 's'} sold for nothing" if unpaid else ""
+    text = f"{who}: {final} coin{'' if final == 1 else 's'}  {sold}"
+    style = "class:me" if seat == me else ""
+    wrapped = wrap(text, width, subsequent_indent="    ", break_on_hyphens=False)
+    return [[(style, line)] for line in wrapped]
+
+
+def chart(
+    story: GameStory, names: Sequence[str], width: int = WIDTH
+) -> list[list[tuple[str, str]]]:
+    """Everyone's coins at the end of each turn: one column per turn (several turns a column
+    when they do not fit), one row per step of coins, each player drawn with their seat
+    number; the axis says the coins on the left and the turns below."""
+    series = [story.coins_of(seat) for seat in range(len(names))]
+    turns = story.turns
+    if turns == 0:
+        return []
+    columns = min(turns, width - LABEL_COLUMNS - 2)
+    top = max(1, *(max(values) for values in series))
+    rows = min(CHART_ROWS, top + 1)
+    grid = [[" "] * columns for _ in range(rows)]
+    for seat, values in enumerate(series):
+        for turn, value in enumerate(values):
+            column = turn * columns // turns
+            row = round(value * (rows - 1) / top)
+            cell = grid[row][column]
+            mark = str(seat + 1)
+            grid[row][column] = mark if cell in (" ", mark) else SEVERAL
+    legend = ", ".join(f"{seat + 1} {name}" for seat, name in enumerate(names))
+    lines: list[list[tuple[str, str]]] = [
+        [("class:title", "Coins at the end of each turn"), ("", f" ({legend}; * several):")]
+    ]
+    if len(legend) + 40 > width:  # seven long names: the legend on lines of its own
+        lines = [[("class:title", "Coins at the end of each turn:")]]
+        lines += [[("", part)] for part in wrap(legend + "; * several", width)]
+    for row in range(rows - 1, -1, -1):
+        value = round(row * top / (rows - 1))
+        label = str(value) if row in (0, rows - 1, (rows - 1) // 2) else ""
+        axis = "+" if row == 0 else "|"
+        plotted = "".join(grid[row]).rstrip()
+        lines.append([("", f"{label:>{LABEL_COLUMNS}}{axis}"), ("", plotted)])
+    lines.append([("", " " * LABEL_COLUMNS + "+" + "-" * columns)])
+    lines.append([("", _turn_axis(turns, columns))])
+    return lines
+
+
+def _turn_axis(turns: int, columns: int) -> str:
+    """Turn numbers under their columns: the last, the first, and every tenth where there
+    is room for it."""
+    axis = [" "] * (LABEL_COLUMNS + 1 + columns + 6)
+    marks = [turns, 1, *range(10, turns, 10)]
+    for turn in marks:
+        text = str(turn)
+        start = LABEL_COLUMNS + 1 + (turn - 1) * columns // turns
+        if all(c == " " for c in axis[max(start - 1, 0) : start + len(text) + 1]):
+            axis[start : start + len(text)] = text
+    words = "".join(axis).rstrip()
+    return words + " turn" if len(words) + 5 <= LABEL_COLUMNS + 1 + columns + 6 else words

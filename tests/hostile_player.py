@@ -1,0 +1,309 @@
+"""A hostile player for the end-to-end tests of issue 12: an ordinary greedy bot whose game
+driver attacks the other seats in the ways chosen on its command line, as a modified client
+would. Each attack says what it did on stderr, one JSON line per fact the test checks.
+
+    python -m tests.hostile_player ATTACKS HOST:PORT [--victim NAME] [--record FILE]
+        [--replay FILE] [bot options...]
+
+ATTACKS, comma-separated:
+- `flood`: stops reading its link to the victim and sends it hundreds of heartbeats a second
+  asking for the whole game (step 0, holding nothing);
+- `far-future`: sends the victim signed step messages for step 10^7, each a frame full of tiny
+  values, many a second; then once a frame longer than any link allows;
+- `wrong-final`: reports a wrong final state at the end;
+- `record`: keeps every signed step message of the victim in FILE (for `replay`, next game);
+- `replay`: relays the messages kept in FILE (a game with the same seats) to everyone, as they
+  were and with this game's header;
+- `seed-thief`: votes to end with the others, takes their seeds, never ends itself nor
+  reveals its seed, and plays on; for each seed it checks that its owner's game file held
+  the ending before the seed came;
+- `cycle`: withholds its message for a step the others started, and drops all its links just
+  before each deadline, coming back just after (up UP s, down DOWN s: `--cycle UP,DOWN`);
+- `withhold-at`: withholds its message for the first step from `--at N` on that every seat
+  owes at once (a deck round or keys: the shared state says so, so every seat agrees which
+  step that is); it stays connected and talking;
+- `freeze-at`: the process stops itself (SIGSTOP) just before it would send its message for
+  that same step, as a machine put to sleep would: its links stay up, and it says nothing
+  until the test wakes it (this one plays no attack: it stands for an honest seat);
+- `bad-shuffle`: replaces points of its shuffle with points of no card (only the audit can
+  tell who, with the shuffle proofs off).
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import secrets
+import signal
+import struct
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import msgpack
+from twisted.internet.task import LoopingCall
+
+from client.game import PeerGame
+from client.gamefile import ENDINGS, GameFile, game_path
+from protocol.deck import ED25519
+from protocol.peer_messages import (
+    MAX_STEP,
+    MAX_STEP_PAYLOAD,
+    Ended,
+    Heartbeat,
+    StepBody,
+    StepFrame,
+    sign,
+)
+
+ATTACKS = (
+    "flood", "far-future", "wrong-final", "record", "replay", "seed-thief", "cycle",
+    "withhold-at", "freeze-at", "bad-shuffle",
+)  # fmt: skip
+FLOOD_PER_SECOND = 300
+FAR_FUTURE_PER_SECOND = 40
+FAR_FUTURE_SECONDS = 8.0
+DEALT = 15  # the step after which the attacks begin (the deal is over)
+
+
+def say(**fact: Any) -> None:
+    print(json.dumps(fact), file=sys.stderr, flush=True)
+
+
+def tiny_values_payload() -> bytes:
+    """A step message body as large as a frame allows, all of it tiny msgpack values (each
+    array within the decoder's limits, so only its place outside the window refuses it)."""
+    block = [[{}] * 200] * 200
+    blocks = MAX_STEP_PAYLOAD // len(msgpack.packb(block))
+    payload: bytes = msgpack.packb([block] * blocks)
+    return payload
+
+
+class HostileGame(PeerGame):
+    attacks: frozenset[str] = frozenset()
+    victim_name = ""
+    record_file: Path | None = None
+    replay_file: Path | None = None
+    cycle = (2.0, 3.0)
+    at = 0
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._loops: list[LoopingCall] = []
+        self._recorded: list[list[Any]] = []
+        self._down_until = 0.0
+        self._withholding: int | None = None
+        self.victim = self.names.index(self.victim_name) if self.victim_name else None
+
+    def start(self) -> None:
+        super().start()
+        self._every(0.2, self._attack)
+        if "bad-shuffle" in self.attacks:
+            self._spoil_the_shuffle()
+
+    def _every(self, seconds: float, work: Any) -> None:
+        loop = LoopingCall(work)
+        loop.clock = self.reactor
+        loop.start(seconds, now=False)
+        self._loops.append(loop)
+
+    def _end(self, outcome: Any, record: dict[str, Any]) -> None:
+        for loop in self._loops:
+            if loop.running:
+                loop.stop()
+        if self.record_file is not None and self._recorded:
+            self.record_file.write_bytes(msgpack.packb(self._recorded, use_bin_type=True))
+            say(recorded=len(self._recorded))
+        super()._end(outcome, record)
+
+    # --- the attacks that start once the deal is over --------------------------------------------
+
+    def _attack(self) -> None:
+        if self.step < DEALT or self.outcome is not None:
+            return
+        if "flood" in self.attacks and not getattr(self, "_flooding", False):
+            self._flooding = True
+            self._every(1 / FLOOD_PER_SECOND, self._flood)
+        if "far-future" in self.attacks and not getattr(self, "_far", False):
+            self._far, self._far_until = True, self.reactor.seconds() + FAR_FUTURE_SECONDS
+            self._far_payload = tiny_values_payload()
+            self._every(1 / FAR_FUTURE_PER_SECOND, self._far_future)
+        if "replay" in self.attacks and not getattr(self, "_replayed", False):
+            self._replayed = True
+            self._replay()
+        if "cycle" in self.attacks and self._withholding is not None:
+            self._cycle_links()
+
+    def _flood(self) -> None:
+        link = self.mesh.links.get(self.victim) if self.victim is not None else None
+        if link is None:
+            return
+        link.transport.pauseProducing()  # stop reading what the victim sends
+        self._peers[self.victim].heard = self.reactor.seconds()  # and never drop it for that
+        link.send(Heartbeat(0, 0))
+        self._flooded = getattr(self, "_flooded", 0) + 1
+        if self._flooded % FLOOD_PER_SECOND == 0:
+            say(flooded=self._flooded)
+
+    def _far_future(self) -> None:
+        link = self.mesh.links.get(self.victim) if self.victim is not None else None
+        if link is None:
+            return
+        if self.reactor.seconds() > self._far_until:
+            link.transport.write(struct.pack(">I", 8 * 1024 * 1024) + bytes(4096))
+            say(oversized=1)
+            self._loops[-1].stop()
+            return
+        far = sign(self.identity, StepFrame(self.game_id, MAX_STEP, self.seat, self._far_payload))
+        link.send(far)
+        self._far_sent = getattr(self, "_far_sent", 0) + 1
+        if self._far_sent % FAR_FUTURE_PER_SECOND == 0:
+            say(far_future_sent=self._far_sent)
+
+    def _replay(self) -> None:
+        assert self.replay_file is not None
+        frames = msgpack.unpackb(self.replay_file.read_bytes())
+        for game, step, seat, payload, signature in frames:
+            self.mesh.broadcast(StepFrame(game, step, seat, payload, signature))
+        for _, step, seat, payload, signature in frames[: self.players * 4]:
+            if self.step <= step <= self.step + 1:
+                self.mesh.broadcast(StepFrame(self.game_id, step, seat, payload, signature))
+        say(replayed=len(frames))
+
+    # --- what it does to its own messages --------------------------------------------------------
+
+    def received(self, seat: int, message: Any) -> None:
+        victims = isinstance(message, StepFrame) and message.seat == self.victim
+        if "record" in self.attacks and victims and message.game == self.game_id:
+            self._recorded.append(
+                [message.game, message.step, message.seat, message.payload, message.signature]
+            )
+        if "seed-thief" in self.attacks and isinstance(message, Ended):
+            self._check_the_seed(message)
+        super().received(seat, message)
+
+    def _check_the_seed(self, ended: Ended) -> None:
+        """A seed came: its owner's game file must already say the game ended for it."""
+        if ended.seed is None or ended.game != self.game_id:
+            return
+        saved = GameFile.read(game_path(self.game_id, ended.seat))
+        say(seed_from=ended.seat, ending_on_disk=saved.end is not None
+            and saved.end["kind"] in ENDINGS)  # fmt: skip
+
+    def _conclude(self, ending: Any, record: dict[str, Any]) -> None:
+        if "seed-thief" in self.attacks and ending.why in ("vote", "followed"):
+            if not getattr(self, "_said_so", False):
+                self._said_so = True
+                say(kept_playing_instead_of=ending.why)
+            return  # never ends, never reveals, plays on
+        super()._conclude(ending, record)
+
+    def _publish(self, step: int, payload: bytes) -> None:
+        due = step >= self.at and self.lockstep.urgent()
+        if "freeze-at" in self.attacks and due and not getattr(self, "_slept", 0):
+            self._slept = 1
+            say(frozen_at=step)
+            # What it wrote before goes out first; this step's message never does.
+            self.reactor.callLater(0.2, os.kill, os.getpid(), signal.SIGSTOP)
+            return
+        body = StepBody.decode(payload)
+        if "wrong-final" in self.attacks and body.final is not None:
+            wire = body.to_wire() | {"final": secrets.token_bytes(32)}
+            payload = StepBody.from_wire(wire).encode()
+            say(wrong_final=step)
+        if self._withholds(step):
+            if self._withholding is None:
+                self._withholding = step
+                say(withholding=step, at=time.time())
+            self.inbox.setdefault(step, {})[self.seat] = sign(
+                self.identity, StepFrame(self.game_id, step, self.seat, payload)
+            ).frame  # held here, never sent
+            return
+        super()._publish(step, payload)
+
+    def _withholds(self, step: int) -> bool:
+        if self._withholding is not None:
+            return step == self._withholding
+        started = bool(self.inbox.get(step)) or self.lockstep.urgent()
+        if "cycle" in self.attacks:
+            return step >= DEALT and started and self.view.rules is not None
+        return "withhold-at" in self.attacks and step >= self.at and self.lockstep.urgent()
+
+    def _frames_held(self, step: int) -> dict[int, tuple[bytes, bytes]]:
+        held = super()._frames_held(step)
+        if step == self._withholding:
+            held.pop(self.seat, None)
+        return held
+
+    def _cycle_links(self) -> None:
+        up, down = self.cycle
+        now = self.reactor.seconds()
+        phase = (now - getattr(self, "_cycle_from", now)) % (up + down)
+        if not hasattr(self, "_cycle_from"):
+            self._cycle_from = now
+        if phase >= up and now >= self._down_until:
+            self._down_until = now + (up + down - phase)
+            for seat in list(self.mesh.connected):
+                self.mesh.drop(seat, "hostile: cycling its links")
+            say(links_down=now)
+
+    def link_up(self, seat: int) -> None:
+        if self.reactor.seconds() < self._down_until:
+            self.mesh.drop(seat, "hostile: not yet")
+            return
+        super().link_up(seat)
+
+    def _spoil_the_shuffle(self) -> None:
+        deck = self.lockstep.deck
+        honest = deck._shuffle
+
+        def shuffle(state: Any, round_: int) -> Any:
+            made = honest(state, round_)
+            points = list(made.deck)
+            for position in range(0, len(points), 4):
+                points[position] = ED25519.hash_to_point(
+                    hashlib.sha512(secrets.token_bytes(32)).digest()
+                )
+            say(spoiled_shuffle=state.epoch)
+            return type(made)(tuple(points), made.public_key)
+
+        deck._shuffle = shuffle  # type: ignore[method-assign]
+
+
+def main() -> None:
+    from client.cli import build_parser, run_bot
+    from client.runtime import run
+
+    parser = argparse.ArgumentParser(add_help=False)
+    parser.add_argument("attacks")
+    parser.add_argument("--victim", default="")
+    parser.add_argument("--record", type=Path)
+    parser.add_argument("--replay", type=Path)
+    parser.add_argument("--cycle", default="2,3")
+    parser.add_argument("--at", type=int, default=0)
+    ours, rest = parser.parse_known_args()
+    attacks = frozenset(ours.attacks.split(","))
+    if not attacks <= set(ATTACKS):
+        sys.exit(f"unknown attacks: {sorted(attacks - set(ATTACKS))}; known: {ATTACKS}")
+    up, down = (float(part) for part in ours.cycle.split(","))
+    game_class = type(
+        "Hostile",
+        (HostileGame,),
+        {
+            "attacks": attacks,
+            "victim_name": ours.victim,
+            "record_file": ours.record,
+            "replay_file": ours.replay,
+            "cycle": (up, down),
+            "at": ours.at,
+        },
+    )
+    args = build_parser().parse_args(["bot", *rest])
+    run(lambda reactor: run_bot(reactor, args, game_class))
+
+
+if __name__ == "__main__":
+    main()

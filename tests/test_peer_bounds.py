@@ -1,0 +1,180 @@
+"""What one peer can make a client spend, message by message (client/game.py), with a fake
+mesh that records what the client would send and a clock the test moves: heartbeat answers,
+chat, and step messages outside the window, of another game or with a bad signature."""
+
+from __future__ import annotations
+
+import secrets
+from typing import Any
+
+from twisted.internet.task import Clock
+
+from client.game import ANSWER_INTERVAL, CHAT_BURST, CHAT_PER_SECOND, PeerGame, Player
+from client.gamefile import GameFileWriter
+from protocol.identity import Identity
+from protocol.messages import GameStart, Message, RoomOptions, Seat
+from protocol.peer_messages import MAX_STEP, Heartbeat, PeerChat, StepBody, StepFrame, sign
+from protocol.table import AgreedTable
+
+PLAYERS = 4
+
+
+class RecordingMesh:
+    """Stands in for client.mesh.Mesh: every seat connected, everything sent recorded."""
+
+    def __init__(self) -> None:
+        self.connected = set(range(1, PLAYERS))
+        self.sent: list[tuple[int, Message]] = []
+        self.dropped: list[tuple[int, str]] = []
+        self.closed = False
+
+    def send(self, seat: int, message: Message) -> bool:
+        self.sent.append((seat, message))
+        return True
+
+    def broadcast(self, message: Message, skip: Any = ()) -> None:
+        for seat in sorted(self.connected - set(skip)):
+            self.send(seat, message)
+
+    def drop(self, seat: int, reason: str) -> None:
+        self.dropped.append((seat, reason))
+
+
+class Heard(Player):
+    def __init__(self) -> None:
+        self.chats: list[str] = []
+
+    def chat(self, game: PeerGame, seat: int, text: str) -> None:
+        self.chats.append(text)
+
+
+def a_game(tmp_path: Any) -> tuple[PeerGame, RecordingMesh, Clock, list[Identity]]:
+    identities = [Identity.generate() for _ in range(PLAYERS)]
+    roster = GameStart(
+        room_id=1,
+        game_id=secrets.token_bytes(16),
+        seats=tuple(
+            Seat(f"p{n}", identities[n].public_key, "127.0.0.1", 4000 + n) for n in range(PLAYERS)
+        ),
+        options=RoomOptions(),
+    )
+    table = AgreedTable(roster, 0, tuple(secrets.token_bytes(32) for _ in range(PLAYERS)))
+    clock, mesh = Clock(), RecordingMesh()
+    writer = GameFileWriter.create(tmp_path / "game", table, bytes(32), "127.0.0.1")
+    game = PeerGame(
+        clock,
+        identities[0],
+        table,
+        bytes(32),
+        None,
+        writer,
+        Heard(),
+        mesh=mesh,  # type: ignore[arg-type]
+    )
+    return game, mesh, clock, identities
+
+
+def played_steps(game: PeerGame, steps: int) -> None:
+    """As if `steps` steps had been played: their signed-looking frames held in the history."""
+    for step in range(steps):
+        game.history[step] = [(f"{step}/{seat}".encode(), bytes(64)) for seat in range(PLAYERS)]
+    game.step = steps
+
+
+def step_frames_sent(mesh: RecordingMesh) -> list[tuple[int, int, int]]:
+    return [(to, m.step, m.seat) for to, m in mesh.sent if isinstance(m, StepFrame)]
+
+
+def test_a_heartbeat_flood_gets_each_missing_message_once_and_never_the_whole_game(tmp_path):
+    """The flood of issue 12: a peer asking for the whole game (step 0, holding nothing)
+    hundreds of times a second. Each message of its step and the next goes to it once."""
+    game, mesh, clock, _ = a_game(tmp_path)
+    played_steps(game, 300)
+    for _ in range(3000):
+        game.received(2, Heartbeat(0, 0))
+        clock.advance(1 / 300)
+    sent = step_frames_sent(mesh)
+    assert sorted(sent) == sorted({(2, step, seat) for step in (0, 1) for seat in (0, 1, 3)})
+    # Asking about later steps, one after another, still gets each message at most once.
+    for step in range(300):
+        game.received(2, Heartbeat(step, 0))
+    sent = step_frames_sent(mesh)
+    assert len(sent) == len(set(sent)) == 300 * 3
+
+
+def test_heartbeats_about_one_step_are_answered_at_most_every_interval(tmp_path):
+    game, mesh, clock, _ = a_game(tmp_path)
+    played_steps(game, 10)
+    game.inbox[10] = {1: (b"pending", bytes(64))}
+    game.received(2, Heartbeat(10, 0))
+    first = step_frames_sent(mesh)
+    assert first == [(2, 10, 1)]
+    game.received(2, Heartbeat(10, 0))
+    assert step_frames_sent(mesh) == first  # nothing new, and too soon anyway
+    clock.advance(ANSWER_INTERVAL)
+    game.inbox[10][3] = (b"later", bytes(64))
+    game.received(2, Heartbeat(10, 0))
+    assert step_frames_sent(mesh) == [*first, (2, 10, 3)]
+
+
+def test_a_chat_flood_reaches_the_screen_at_a_bounded_rate(tmp_path):
+    game, _, clock, _ = a_game(tmp_path)
+    for n in range(1000):
+        game.received(1, PeerChat(f"spam {n}"))
+        clock.advance(0.01)  # 100 lines a second for 10 s
+    shown = game.player.chats  # type: ignore[attr-defined]
+    assert len(shown) <= CHAT_BURST + 10 * CHAT_PER_SECOND + 1
+    assert shown[0] == "spam 0"
+
+
+def test_step_messages_outside_the_window_or_of_another_game_are_dropped_unread(tmp_path):
+    """Neither checked (a bad signature goes unnoticed), nor relayed, nor kept."""
+    game, mesh, _, identities = a_game(tmp_path)
+    played_steps(game, 5)
+    unsigned = bytes(64)
+    for step in (0, 3, 7, MAX_STEP):
+        game.received(1, StepFrame(game.game_id, step, 1, secrets.token_bytes(50), unsigned))
+    another = sign(identities[1], StepFrame(secrets.token_bytes(16), 5, 1, b"\x80"))
+    game.received(1, another)
+    assert mesh.sent == [] and mesh.dropped == []
+    assert game.inbox.get(7) is None and 1 not in game.inbox.get(5, {})
+    assert game.dropped == {"played already": 2, "ahead of the window": 2, "another game": 1}
+    assert game.outcome is None and game.ending is None
+
+
+def test_a_bad_signature_closes_the_link_that_carried_it_and_blames_nobody(tmp_path):
+    game, mesh, _, identities = a_game(tmp_path)
+    played_steps(game, 5)
+    forged = sign(identities[2], StepFrame(game.game_id, 5, 1, b"\x80"))  # seat 2 signs as 1
+    game.received(2, forged)
+    assert [seat for seat, _ in mesh.dropped] == [2]
+    assert game.outcome is None and game.ending is None
+    assert 1 not in game.inbox.get(5, {})
+
+
+def test_a_malformed_message_its_author_signed_names_its_author(tmp_path):
+    game, mesh, _, identities = a_game(tmp_path)
+    played_steps(game, 5)
+    malformed = sign(identities[3], StepFrame(game.game_id, 5, 3, b"\x80"))
+    game.received(1, malformed)  # relayed: the signature is what counts
+    assert game.ending is not None and game.ending.cheat is not None
+    assert game.ending.cheat.seat == 3 and "malformed" in game.ending.cheat.reason
+    assert mesh.dropped == []
+
+
+def test_another_version_of_the_step_just_played_is_equivocation(tmp_path):
+    """A seat that played a step with one version of a message hears of the other from a
+    seat that got that one: it is the other half of the proof."""
+    game, _, _, identities = a_game(tmp_path)
+    played_steps(game, 5)
+    body = StepBody(game=game.game_id, step=4, seat=3, state=bytes(32))
+    one = sign(identities[3], StepFrame(game.game_id, 4, 3, body.encode()))
+    game.history[4][3] = one.frame
+    game.received(1, one)  # a late copy of what was played
+    assert game.ending is None
+    other_body = StepBody(game=game.game_id, step=4, seat=3, state=bytes(range(32)))
+    other = sign(identities[3], StepFrame(game.game_id, 4, 3, other_body.encode()))
+    game.received(1, other)
+    assert game.ending is not None and game.ending.cheat is not None
+    assert game.ending.cheat.seat == 3 and "equivocation" in game.ending.cheat.reason
+    assert {frame for frame in game.ending.evidence} == {one.frame, other.frame}
