@@ -3,7 +3,8 @@ the seats rotated so that every strategy sits in every seat, and per strategy it
 with a 95% interval, its mean coins, the winner's coins in the games it won, and how long its
 decisions take. `scripts/bench bots` runs it on every core.
 
-A shared win counts as a fraction of a win for each winner. Decision times go into a
+A shared win counts as a fraction of a win for each winner, and the interval is the Wilson
+score interval (client.fairness, which judges seats the same way). Decision times go into a
 histogram with 5% wide buckets, so that any number of games adds up in constant memory.
 """
 
@@ -16,6 +17,7 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 
 from client.bots import GreedyBot, RandomBot, play_local_game
+from client.fairness import wilson_interval
 from client.planner import PlannerBot
 from client.strategy import Hand, Strategy
 from protocol.kdf import derive
@@ -145,17 +147,6 @@ class Tally:
     @property
     def mean_winner_coins(self) -> float:
         return self.winner_coins / self.won_games if self.won_games else 0.0
-
-
-def wilson_interval(successes: float, trials: int, z: float = 1.96) -> tuple[float, float]:
-    """The Wilson score interval of a proportion (95% for z = 1.96); good near 0 and 1 too."""
-    if trials <= 0:
-        return 0.0, 1.0
-    p = successes / trials
-    denominator = 1 + z * z / trials
-    centre = (p + z * z / (2 * trials)) / denominator
-    spread = z * math.sqrt(p * (1 - p) / trials + z * z / (4 * trials * trials)) / denominator
-    return max(0.0, centre - spread), min(1.0, centre + spread)
 
 
 @dataclass

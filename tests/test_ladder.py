@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
 
 from client.ladder import (
     GREEDY,
@@ -15,7 +13,6 @@ from client.ladder import (
     percentile,
     play_pairing,
     seated,
-    wilson_interval,
 )
 
 
@@ -26,21 +23,6 @@ def test_every_strategy_sits_in_every_seat():
         for name in set(pairing.strategies):
             seats = {seat for names in tables for seat, n in enumerate(names) if n == name}
             assert seats == set(range(players))
-
-
-def test_the_wilson_interval_matches_known_values():
-    low, high = wilson_interval(50, 100)
-    assert low == pytest.approx(0.4038, abs=1e-4) and high == pytest.approx(0.5962, abs=1e-4)
-    low, high = wilson_interval(0, 10)
-    assert low == 0 and high == pytest.approx(0.2775, abs=1e-4)
-    assert wilson_interval(0, 0) == (0.0, 1.0)
-
-
-@given(st.integers(1, 5000), st.floats(0, 1))
-def test_a_share_lies_inside_its_interval(trials, share):
-    wins = share * trials
-    low, high = wilson_interval(wins, trials)
-    assert 0 <= low <= share + 1e-9 and share - 1e-9 <= high <= 1
 
 
 def test_decision_times_are_read_back_within_a_bucket():
