@@ -31,6 +31,7 @@ from protocol.rules import (
     PlantPending,
     Reject,
     SingletonRule,
+    Take,
     legal_actions,
 )
 from tests.rules_helpers import table
@@ -178,3 +179,22 @@ def test_the_one_bean_rule_is_the_engines(layout, rule):
     engine = {a.field for a in legal_actions(game.state, 0) if isinstance(a, Harvest)}
     farm = [(BEAN_INDEX[parse_bean(b)], n) if n else (EMPTY, 0) for b, n in layout]
     assert {i for i in range(len(farm)) if may_harvest(farm, i, rule)} == engine
+
+
+def test_among_takers_the_planner_takes_the_bid_that_helps_its_rival_least():
+    game = table(
+        hands={0: "chili chili", 1: "blue", 2: "blue", 3: "soy"},
+        fields={
+            0: ["blue blue blue", "chili chili"],
+            1: ["garden garden", "stink"],
+            2: ["", "stink"],
+        },
+        deck="garden red",
+    )
+    game = game.plant_front(1).do(0, EndPlanting())
+    garden = game.state.face_up[0]
+    game = game.do(0, MakeOffer(None, give_face_up=(garden,), want_beans=((Bean.BLUE, 1),)))
+    for bidder in (1, 2):  # each gives a blue; the garden makes 3 coins for seat 1, none for 2
+        game = game.do(bidder, Accept(1, give_hand=(game.hand_slot(bidder, 1),)))
+    game = game.do(3, Reject(1))
+    assert PlannerBot().decide(game.state, 0, game.hand(0)) == [Take(1, 2)]
