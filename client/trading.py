@@ -40,7 +40,9 @@ UNWANTED = 0.05  # a card is offered away when the farm is worth this much more 
 
 @dataclass
 class Trader:
-    """One seat's trading memory: what it offered and answered this turn."""
+    """One seat's trading memory: the offers it made this turn, and what it last thought
+    over (whether to answer an offer is in the state: the offer is open and the seat may
+    answer it)."""
 
     envy: float = 0.35  # weight of a rival's gain against the planter's own
     margin: float = 0.05  # the least gain for which it takes a trade
@@ -68,7 +70,7 @@ class Trader:
         if offers:
             return offers
         # The active player waits: for answers to its offers, and for the others' offers for
-        # its face-up cards; when they do not come, stop_waiting ends trading.
+        # its face-up cards; when they do not come, stop_waiting.
         return []
 
     def stop_waiting(
