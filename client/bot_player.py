@@ -1,5 +1,13 @@
-"""A bot at a seat: a strategy (client.bots) asked after every step, and again while the game
-waits for it, knowing only what its seat knows (the driver's view)."""
+"""A bot at a seat: a strategy (client.strategy) asked after every step, and again while the
+game waits for it, knowing only what its seat knows (the driver's view).
+
+A bot that holds up the game while it waits for answers to its offers (a person thinking over
+its gift or its offer) waits as long as the room's turn clock allows (the clock then makes the
+seat's default moves, as for anyone) or, in a room without one, `answers_within` seconds. One
+that waits with no offer of its own open (an active player with nothing more to offer) gives
+the others `offers_within` seconds to make offers for its face-up cards, unless a step has
+been played since its duty began (every seat has had its say). Then its strategy's
+`stop_waiting` moves are made."""
 
 from __future__ import annotations
 
@@ -7,20 +15,36 @@ from typing import Any
 
 from twisted.logger import Logger
 
-from client.bots import Strategy
 from client.game import Outcome, PeerGame, Player
+from client.strategy import Strategy
+from client.turn_clock import blocking_duty
 from protocol.lockstep import StepReport
-from protocol.rules import RuleError, waiting_for
+from protocol.rules import Action, RuleError, waiting_for
 
 log = Logger()
 
+PATIENT_SECONDS = 90.0  # how long a bot waits for answers in a room without a turn clock
+A_MOMENT = 0.3  # how long an active bot with nothing more to do waits for others' offers
+
 
 class BotPlayer(Player):
-    def __init__(self, reactor: Any, strategy: Strategy, patience: float = 1.0) -> None:
+    def __init__(
+        self,
+        reactor: Any,
+        strategy: Strategy,
+        patience: float = 1.0,
+        answers_within: float = PATIENT_SECONDS,
+        offers_within: float = A_MOMENT,
+    ) -> None:
+        """`patience`: how often a bot the game waits for is asked again."""
         self.reactor = reactor
         self.strategy = strategy
         self.patience = patience
+        self.answers_within = answers_within
+        self.offers_within = offers_within
         self._timer: Any = None
+        self._waiting: tuple[str, float] | None = None  # (the duty it holds up, since when)
+        self._duty: tuple[str, int] | None = None  # (the duty it holds up, the step it began)
 
     def may_act(self, game: PeerGame) -> None:
         self._decide(game)
@@ -33,24 +57,54 @@ class BotPlayer(Player):
 
     def _decide(self, game: PeerGame) -> None:
         """Act if the strategy wants to; if the game waits for this seat and it does not,
-        ask again later (a bot waiting for answers to its offers gives up in the end)."""
+        ask again later (at the latest when its wait is over)."""
         self._cancel()
         view = game.view
         if game.outcome is not None or view.rules is None or game.queued:
             return
         actions = self.strategy.decide(view.rules, view.seat, view.hand)
+        left = self._wait_left(game)
+        if not actions and left is not None and left <= 0:
+            actions = self.strategy.stop_waiting(view.rules, view.seat, view.hand)
         if actions:
-            try:
-                game.submit(actions)
-            except RuleError as error:  # a strategy bug; the game goes on without the move
-                log.warn(
-                    "{bot} chose a move the rules refuse: {error}",
-                    bot=self.strategy.name,
-                    error=error,
-                )
+            self._submit(game, actions)
             return
         if any(seat == view.seat for seat, _ in waiting_for(view.rules)):
-            self._timer = self.reactor.callLater(self.patience, self._poll, game)
+            delay = self.patience if left is None or left <= 0 else min(self.patience, left)
+            self._timer = self.reactor.callLater(delay, self._poll, game)
+
+    def _wait_left(self, game: PeerGame) -> float | None:
+        """Seconds until this seat, holding up the game, has waited long enough since its last
+        move; None while it holds up nothing, or while the room's turn clock decides."""
+        view = game.view
+        assert view.rules is not None
+        duty = blocking_duty(view.rules, view.seat)
+        now = self.reactor.seconds()
+        if duty is None:
+            self._waiting = None
+            return None
+        if self._waiting is None or self._waiting[0] != duty:
+            self._waiting = (duty, now)
+        if self._duty is None or self._duty[0] != duty:
+            self._duty = (duty, game.step)
+        if any(offer.maker == view.seat for offer in view.rules.offers):
+            if game.turn_seconds > 0:
+                return None  # the clock decides how long a person may think it over
+            limit = self.answers_within
+        else:
+            limit = self.offers_within if game.step == self._duty[1] else 0.0
+        return self._waiting[1] + limit - now
+
+    def _submit(self, game: PeerGame, actions: list[Action]) -> None:
+        self._waiting = None  # a wait is counted from the bot's last move
+        try:
+            game.submit(actions)
+        except RuleError as error:  # a strategy bug; the game goes on without the move
+            log.warn(
+                "{bot} chose a move the rules refuse: {error}",
+                bot=self.strategy.name,
+                error=error,
+            )
 
     def _poll(self, game: PeerGame) -> None:
         self._timer = None

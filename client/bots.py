@@ -9,6 +9,8 @@ seat, and returns the actions it takes now (often none). The lockstep asks it af
   player it takes the offer (or, on its own offers to everyone, the bid) worth most to it;
   between partners worth the same it favours the one with fewest coins, then draws lots
   (`seed`), never preferring a seat by its number or by how fast it answered.
+- `PlannerBot` (client.planner, the default): plans its plantings and trades by the coins
+  they are likely to bring, from the cards still unseen.
 
 Trading API the strategies use (protocol.rules): `legal_actions` lists `Accept` (a bid, for an
 offer made to everyone), `Take(offer, bidder)` for the maker, `Withdraw` for one's offers and
@@ -20,10 +22,12 @@ protocol.steps says, so answering in the same step as another seat never loses b
 from __future__ import annotations
 
 import secrets
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TypeVar
 
+from client.planner import PlannerBot
+from client.strategy import Hand, Strategy
 from protocol.cards import BEANOMETER, Bean, Card, bean_of, coins
 from protocol.kdf import Stream
 from protocol.open_table import OpenTable
@@ -42,7 +46,6 @@ from protocol.rules import (
     Plant,
     PlantPending,
     Reject,
-    Slot,
     State,
     Take,
     accepters,
@@ -55,17 +58,7 @@ from protocol.rules import (
 )
 from protocol.steps import apply_step
 
-Hand = Mapping[Slot, Card]
 T = TypeVar("T")
-
-
-class Strategy:
-    """What a bot does now. `decide` returns actions applied in order within one step."""
-
-    name = "strategy"
-
-    def decide(self, state: State, seat: int, hand: Hand) -> list[Action]:
-        raise NotImplementedError
 
 
 class RandomBot(Strategy):
@@ -145,11 +138,9 @@ class GreedyBot(Strategy):
 
     name = "greedy"
     max_offers_per_turn: int = 3
-    patience: int = 3  # decisions it waits for answers to its offers before it moves on
     seed: bytes | None = None
     _turn_seen: int = -1
     _offers_made: int = 0
-    _waited: int = 0
     _answered: set[int] = field(default_factory=set)
     _rng: Stream = field(init=False)
 
@@ -158,7 +149,7 @@ class GreedyBot(Strategy):
 
     def decide(self, state: State, seat: int, hand: Hand) -> list[Action]:
         if state.turn != self._turn_seen:
-            self._turn_seen, self._offers_made, self._waited = state.turn, 0, 0
+            self._turn_seen, self._offers_made = state.turn, 0
         if state.phase is Phase.OVER:
             return []
         if self._should_buy_field(state, seat):
@@ -246,18 +237,26 @@ class GreedyBot(Strategy):
         if rejects:
             return rejects
         mine = [o for o in state.offers if o.maker == seat]
-        waited_enough = self._waited >= self.patience
         for offer in mine:
-            if bids_on(state, offer.id) and (waited_enough or not accepters(state, offer)):
-                return [self._best_bid(state, seat, offer)]
+            if bids_on(state, offer.id) and not accepters(state, offer):
+                return [self._best_bid(state, seat, offer)]  # every possible taker answered
         if self._offers_made < self.max_offers_per_turn:
             offer = self._offer_unwanted_face_up(state, seat)
             if offer is not None:
                 self._offers_made += 1
                 return [offer]
-        if mine and not waited_enough:
-            self._waited += 1
-            return []  # give the others a step to answer
+        if mine:
+            return []  # waiting for answers (stop_waiting moves on if they do not come)
+        return [EndTrading()]
+
+    def stop_waiting(self, state: State, seat: int, hand: Hand) -> list[Action]:
+        """The answers are not coming: the active player takes the best bid there is on one
+        of its offers, or ends trading."""
+        if state.phase is not Phase.TRADE or seat != state.active:
+            return []
+        for offer in state.offers:
+            if offer.maker == seat and bids_on(state, offer.id):
+                return [self._best_bid(state, seat, offer)]
         return [EndTrading()]
 
     def _choices(self, state: State, seat: int, hand: Hand, offer: Offer) -> tuple[Action, float]:
@@ -378,12 +377,16 @@ def _bidder(bid: Bid) -> int:
 # --- Whole games in memory -------------------------------------------------------------------
 
 
-STRATEGIES = ("greedy", "random")  # the names `--strategy` takes
+STRATEGIES = ("planner", "greedy", "random")  # the names `--strategy` takes, default first
 
 
 def strategy_named(name: str) -> Strategy:
     """A fresh strategy for the name a command line gives."""
-    strategies: dict[str, type[Strategy]] = {"greedy": GreedyBot, "random": RandomBot}
+    strategies: dict[str, type[Strategy]] = {
+        "planner": PlannerBot,
+        "greedy": GreedyBot,
+        "random": RandomBot,
+    }
     return strategies[name]()
 
 
@@ -426,7 +429,14 @@ def play_local_game(
         }
         moves = {seat: actions for seat, actions in chosen.items() if actions}
         if not moves:
-            idle += 1  # strategies waiting for an answer are asked again, as a timer would
+            # Everyone waits: the answers are not coming (in a network game, after a while).
+            moves = {
+                seat: actions
+                for seat, strategy in enumerate(strategies)
+                if (actions := strategy.stop_waiting(state, seat, table.hand(state, seat)))
+            }
+        if not moves:
+            idle += 1  # strategies that act by chance are asked again, as a timer would
             if idle > max_idle_rounds:
                 raise Stalled(f"nobody acts at turn {state.turn}, {state.phase}")
             continue

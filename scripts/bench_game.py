@@ -7,7 +7,8 @@ Runs bean-lobby and the bots as separate processes on 127.0.0.1 (as in a real ga
 verifies every other's proofs and runs the audit), twice: with the sealed links every game has
 (TLS 1.3), then with plain TCP links (scripts/bench_bot.py: a mode for this benchmark only).
 Both runs draw the same secrets, so they deal the same cards and play the same game. Then it
-plays a game of as many greedy bots in memory with the plain rules (no network, no crypto).
+plays a game of as many bots (the planner, as in the real run) in memory with the plain rules (no
+network, no crypto).
 Prints, for each run, the wall time, the game time, messages and bytes sent per player, the
 latency of game steps, of deck rounds (shuffles and proofs) and of the step after the end (the
 audit) separately; the sealed run over the plain one; and the overhead of the real game over
@@ -28,7 +29,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from client.bots import GreedyBot, play_local_game
+from client.bots import play_local_game
+from client.planner import PlannerBot
 from protocol.simulate import game_seed
 
 BIN = Path(sys.executable).parent
@@ -94,7 +96,7 @@ def run_game(bots: int, proof_rounds: int, links: str, seed: str) -> tuple[float
 
 def plain_game(bots: int) -> float:
     started = time.perf_counter()
-    play_local_game([GreedyBot() for _ in range(bots)], game_seed(2026, bots))
+    play_local_game([PlannerBot() for _ in range(bots)], game_seed(2026, bots))
     return time.perf_counter() - started
 
 

@@ -58,16 +58,14 @@ class LocalGame:
         self, strategies: Sequence[Strategy], tamper: Tamper | None = None, max_steps: int = 5000
     ) -> None:
         """Steps until the game is over and audited: urgent steps at once, otherwise whenever
-        a strategy acts (idle strategies are asked again, as a timer would)."""
+        a strategy acts; when every strategy waits, the answers they wait for are not coming
+        (`stop_waiting`), and idle ones are asked again, as a timer would."""
         for _ in range(max_steps):
             if all(lockstep.over for lockstep in self.seats):
                 return
-            wanted = {}
-            for seat, lockstep in enumerate(self.seats):
-                if lockstep.rules is not None and not lockstep.over:
-                    chosen = strategies[seat].decide(lockstep.rules, seat, lockstep.hand)
-                    if chosen:
-                        wanted[seat] = chosen
+            wanted = self._moves(strategies, waited_enough=False)
+            if not wanted and not self.seats[0].urgent():
+                wanted = self._moves(strategies, waited_enough=True)
             if wanted or self.seats[0].urgent():
                 self.idle_rounds = 0
                 self.step(wanted, tamper)
@@ -75,3 +73,17 @@ class LocalGame:
                 self.idle_rounds += 1
                 assert self.idle_rounds < 100, "nobody acts and nothing is due"
         raise AssertionError("the game did not end")
+
+    def _moves(
+        self, strategies: Sequence[Strategy], waited_enough: bool
+    ) -> dict[int, list[Action]]:
+        """What each seat's strategy does now, or once it has waited long enough."""
+        wanted = {}
+        for seat, lockstep in enumerate(self.seats):
+            if lockstep.rules is not None and not lockstep.over:
+                strategy = strategies[seat]
+                ask = strategy.stop_waiting if waited_enough else strategy.decide
+                chosen = ask(lockstep.rules, seat, lockstep.hand)
+                if chosen:
+                    wanted[seat] = chosen
+        return wanted

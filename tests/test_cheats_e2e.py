@@ -33,9 +33,10 @@ def test_every_honest_client_stops_the_game_and_names_the_cheater(kind, tmp_path
     env = isolated_env(tmp_path)
     options = ("--proof-rounds", "1", "--allow-weak-proofs", "--step-deadline", "4")
     with running_lobby(env) as port:
+        # The cheater plays greedy, planting one card a message: its forgeries rewrite one.
         cheater = start(
             [sys.executable, "-m", "tests.cheater", kind,
-             *client_arguments(port, PLAYERS, "cheater", *options)],
+             *client_arguments(port, PLAYERS, "cheater", *options, "--strategy", "greedy")],
             env, tmp_path / "cheater.log",
         )  # fmt: skip
         try:

@@ -816,7 +816,7 @@ def test_complete_lobby_commands_and_their_arguments():
     assert [t for t, _ in lobby("create ")] == ["3", "4", "5", "6", "7"]
     assert [t for t, _ in lobby("quick 4 r")] == ["rule=protect", "rule=literal"]
     assert [t for t, _ in lobby("b")] == ["bot"]
-    assert lobby("bot ") == [("greedy", "strategy"), ("random", "strategy")]
+    assert lobby("bot ") == [(name, "strategy") for name in ("planner", "greedy", "random")]
     assert [t for t, _ in lobby("res")] == ["resume"]
 
 
@@ -881,7 +881,7 @@ def test_complete_my_bots_and_my_unfinished_games_in_the_lobby(tmp_path):
         ("exit", LobbyQuit()),
         ("help", LobbyHelp(None)),
         ("? cr", LobbyHelp("create")),
-        ("bot", LobbyAddBot("greedy")),
+        ("bot", LobbyAddBot("planner")),
         ("bot rand", LobbyAddBot("random")),
         ("unbot bot-1f3a", LobbyRemoveBot("bot-1f3a")),
         ("kick bot-1", LobbyRemoveBot("bot-1")),
@@ -912,7 +912,7 @@ def test_lobby_commands(line: str, expected: object):
         ("connect", "connect HOST[:PORT], e.g. connect 192.168.1.20"),
         ("connect host:99999", "lobby port must be a number from 1 to 65535, not '99999'"),
         ("plant 1", "'plant' is not a command; type help for the list"),
-        ("bot clever", "a bot plays greedy or random, not 'clever'"),
+        ("bot clever", "a bot plays planner, greedy or random, not 'clever'"),
         ("unbot", "unbot NAME: which of your bots? who shows their names"),
         ("resume one", "resume takes the number of a game in the list, not 'one'"),
         ("resume 0", "resume takes the number of a game in the list, not '0'"),

@@ -28,6 +28,7 @@ from tests.waiting import within
 
 PLAYERS = 3
 NEVER = 10_000.0  # bots act only after steps, so the game does not depend on timing
+# ... and draw the same lots between equal partners in every run.
 
 
 def deaf_from(game: PeerGame, step: int, seconds: float) -> list[int]:
@@ -89,7 +90,7 @@ async def play(
                     seeds[seat],
                     "127.0.0.1",
                 ),
-                BotPlayer(reactor, GreedyBot(), patience=NEVER),
+                BotPlayer(reactor, GreedyBot(seed=seeds[seat]), patience=NEVER),
                 executor=executor,
                 heartbeat=0.05,
                 faults=FrameFaults(Stream(b"fault schedule!!", seat)) if faulty else None,

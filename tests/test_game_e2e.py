@@ -53,7 +53,7 @@ def test_three_bots_with_shuffle_proofs_at_full_strength(tmp_path):
 
 @pytest.mark.slow
 def test_five_bots(tmp_path):
-    found, _ = play_bots(tmp_path, 5, 4, ["greedy", "random", "greedy", "greedy", "random"])
+    found, _ = play_bots(tmp_path, 5, 4, ["planner", "random", "greedy", "planner", "random"])
     assert_one_agreed_game(found)
 
 

@@ -93,8 +93,11 @@ def own_files(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def bot_processes(port: int, seats: int, count: int) -> list[Any]:
-    """`bean-client bot` processes that quick-match into a table of `seats` (proofs: 1 round)."""
-    arguments = ["-m", "client.cli", "bot"]
+    """`bean-client bot` processes that quick-match into a table of `seats` (proofs: 1 round).
+    They are greedy bots: the typist's goals (a bot offering a face-up card to everyone and
+    taking another player's bid, ...) count on their habits; the planner, the default bot,
+    plays over the network in test_game_e2e.py."""
+    arguments = ["-m", "client.cli", "bot", "--strategy", "greedy"]
     return [
         spawn_bot(
             reactor,

@@ -18,7 +18,8 @@ happened, so that a test sees every kind of exchange:
 
 As the active player it looks at the table for a moment before trading (`patience`), so the
 bots have a step to make their offers; when the game waits for it and it has nothing to type,
-it looks again after `patience`.
+it looks again after `patience` (and, waiting for answers to its offers, gives up after a few
+looks).
 """
 
 from __future__ import annotations
@@ -78,6 +79,9 @@ GOALS = frozenset(
 Line = tuple[str, Question | None, int | None]  # a line, the question it asks, the answer
 
 
+GIVE_UP_AFTER_LOOKS = 6  # looks (`patience` apart) it waits for answers to its offers
+
+
 @dataclass
 class Typed:
     """A line typed and not yet taken by the screen; `choice` answers the question it asks."""
@@ -106,6 +110,8 @@ class Typist:
     _countered: set[int] = field(default_factory=set)
     _kept: set[int] = field(default_factory=set)  # face-up cards I kept (not traded)
     _lingered: int = -1  # the turn in which it last looked before trading
+    _looks: int = 0  # looks with nothing to type while trading, in turn `_looks_turn`
+    _looks_turn: int = -1
     _taking: tuple[int, int] | None = None  # (offer, second taker) it typed take for
     _bid_on: set[int] = field(default_factory=set)  # bots' offers to everyone it bid on
     took: tuple[int, str] | None = None  # (offer, the second taker's name) once taken
@@ -260,6 +266,12 @@ class Typist:
         if self._awaiting_second_taker(view):
             return None  # looked at again after `patience`
         actions = self._strategy.decide(state, me, view.hand)
+        if not actions and trading:
+            # Waiting for answers to its offers: a person gives up after a few looks.
+            self._looks = self._looks + 1 if self._looks_turn == state.turn else 1
+            self._looks_turn = state.turn
+            if self._looks > GIVE_UP_AFTER_LOOKS:
+                actions = self._strategy.stop_waiting(state, me, view.hand)
         return self._line_for(view, actions) if actions else None
 
     def _forced(self, view: PlayerView) -> Line | None:
