@@ -19,6 +19,7 @@ import sys
 import types
 from typing import Any
 
+import client.bots
 import client.lobby_client
 import client.sealed
 import client.session
@@ -48,6 +49,7 @@ def same_game_patches(seed: str, name: str) -> list[tuple[Any, str, Any]]:
         return same_identity
 
     return [
+        (client.bots, "secrets", fixed),  # the lots a greedy or random bot draws
         (client.session, "secrets", fixed),
         (client.table_setup, "secrets", fixed),
         (protocol.table, "game_identity", game_identity),
