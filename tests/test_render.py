@@ -174,10 +174,12 @@ def test_toolbar_puts_a_players_duties_together_when_listing_them_apart_is_too_l
         for n, wanted in enumerate(game.state.face_up, 1):
             offer = MakeOffer(0, give_hand=(game.hand_slot(seat, n),), want_cards=(wanted,))
             game = game.do(seat, offer)
-    ids = ", ".join(str(offer.id) for offer in game.state.offers)
-    assert len(game.state.offers) == 4
+    first, *_, last = (offer.id for offer in game.state.offers)
+    assert len(game.state.offers) == 4 and last == first + 3
     line = plain(render_toolbar(view_of(game, 0))).split("\n")[1]
-    assert line == f"Waiting: you: trade, or end trading, answer offers {ids}"
+    assert line == f"Waiting: you: trade, or end trading, answer offers {first}–{last}"
+    hints = plain(render_hints(view_of(game, 0)))
+    assert f"Your move: trade, or end trading, answer offers {first}–{last}." in hints
 
 
 def test_toolbar_falls_back_to_names_when_what_they_owe_is_too_long():
@@ -479,3 +481,11 @@ def test_the_table_code_line_says_weak_proofs_and_the_toolbar_too() -> None:
     assert "Weak proofs: 8 rounds, a cheat passes 1 time in 256." in weak
     assert toolbar_proof_warning(8) == "proofs: 8 rounds, a cheat passes 1 time in 256"
     assert toolbar_proof_warning(40) is None
+
+
+def test_offer_numbers_are_said_in_runs():
+    from client.screen.render import _runs
+
+    assert _runs(["15", "3", "7", "8", "9", "10", "11", "12"]) == "3, 7–12, 15"
+    assert _runs(["4", "5"]) == "4, 5"
+    assert _runs(["9"]) == "9"

@@ -420,9 +420,9 @@ def _hint_rows(view: PlayerView, width: int) -> list[Cell]:
     state = view.state
     legal = legal_actions(state, view.seat, view.hand)
     rows: list[Cell] = []
-    mine = [what for seat, what in waiting_for(state) if seat == view.seat]
+    mine = {what: [view.seat] for seat, what in waiting_for(state) if seat == view.seat}
     if mine:
-        rows += _paragraph(f"Your move: {'; '.join(mine)}.", width, "class:hint")
+        rows += _paragraph(f"Your move: {_duties_by_seat(mine)[view.seat]}.", width, "class:hint")
     plants = [a for a in legal if isinstance(a, Plant)]
     front = view.my_cards()[0][2] if view.me.hand else None
     if state.phase is Phase.PLANT and state.active == view.seat and state.planted < 2 and front:
@@ -618,8 +618,23 @@ def _duties_by_seat(waiting: dict[str, list[int]]) -> dict[int, str]:
     for prefix, by_seat in offers.items():
         verb = "answer" if prefix == ANSWER else "choose for"
         for seat, ids in by_seat.items():
-            duties[seat].append(f"{verb} offer{'s' if len(ids) > 1 else ''} {', '.join(ids)}")
+            duties[seat].append(f"{verb} offer{'s' if len(ids) > 1 else ''} {_runs(ids)}")
     return {seat: ", ".join(phrases) for seat, phrases in duties.items()}
+
+
+def _runs(ids: list[str]) -> str:
+    """Offer numbers with every run of three or more said as one ("3, 7–12, 15")."""
+    numbers = sorted(int(number) for number in ids)
+    said, start = [], 0
+    for end in range(1, len(numbers) + 1):
+        if end == len(numbers) or numbers[end] != numbers[end - 1] + 1:
+            run = numbers[start:end]
+            if len(run) >= 3:
+                said.append(f"{run[0]}–{run[-1]}")
+            else:
+                said += [str(number) for number in run]
+            start = end
+    return ", ".join(said)
 
 
 ANSWER, CHOOSE = "answer offer ", "choose a taker for offer "  # as protocol.rules.waiting_for
