@@ -47,6 +47,8 @@ class Trader:
     envy: float = 0.35  # weight of a rival's gain against the planter's own
     margin: float = 0.05  # the least gain for which it takes a trade
     offers_per_turn: int = 12
+    # A person answers every offer made to them: a few from each bot a turn, not a stream.
+    offers_per_player: int = 3
     _turn: int = -1
     _made: set[tuple[object, ...]] = field(default_factory=set)
     _considered: tuple[object, ...] = ()
@@ -270,6 +272,8 @@ class Trader:
                 offer.want_beans,
             )
             if signature in self._made or len(self._made) >= self.offers_per_turn:
+                continue
+            if sum(earlier[0] == offer.to for earlier in self._made) >= self.offers_per_player:
                 continue
             try:
                 state = apply(state, seat, offer)  # legal after the ones before it
