@@ -38,7 +38,7 @@ from tests.typist import Typist
 from tests.waiting import Watched, within
 
 GAME_SECONDS = 240
-BOT_SEATED = r"^Your bot (bot-\w+) \(greedy\) is in the room, ready; unbot \1 takes it out\.$"
+BOT_SEATED = r"^Your bot (bot-\w+) \(planner\) is in the room, ready; unbot \1 takes it out\.$"
 
 
 def seated_bot(terminal: PipeTerminal) -> str:
