@@ -589,7 +589,10 @@ class PeerGame(MeshHandler):
         """Follow another seat's ending where it binds this seat too:
 
         - a vote this seat is not excluded by (nobody plays the step a vote ended the game
-          at), or one that excluded it but that most of the table signed (it was away);
+          at), or one that excluded it but that most of the table signed (it was away), or
+          one at a step this seat has played already (it played that step alone, its own
+          message lost on the way as it went down: the vote's author will never sign the
+          step this seat is at);
         - a broken deal, once this seat cannot play on: it is past the step the other ended
           at, or that step still lacks messages FOLLOW_GRACE after the ending came (a step
           that completes is played first: the same broken card may show here).
@@ -603,7 +606,11 @@ class PeerGame(MeshHandler):
         complete = len(self.inbox.get(self.step, {})) == self.players
         for seat, (ended, heard) in sorted(self._endings.items()):
             if ended.why == "vote":
-                binding = not ended.gone >> self.seat & 1 or self._excluded_by_most(ended)
+                binding = (
+                    not ended.gone >> self.seat & 1
+                    or self._excluded_by_most(ended)
+                    or ended.step < self.step
+                )
             elif ended.why == "dispute":
                 stuck = not complete and now - heard >= FOLLOW_GRACE
                 binding = ended.step < self.step or stuck

@@ -7,6 +7,7 @@ from __future__ import annotations
 import secrets
 from typing import Any
 
+from twisted.internet.defer import Deferred, succeed
 from twisted.internet.task import Clock
 
 from client.game import ANSWER_INTERVAL, CHAT_BURST, CHAT_PER_SECOND, PeerGame, Player
@@ -15,6 +16,7 @@ from protocol.identity import Identity
 from protocol.messages import GameStart, Message, RoomOptions, Seat
 from protocol.peer_messages import (
     MAX_STEP,
+    Ended,
     EndVote,
     Heartbeat,
     PeerChat,
@@ -46,6 +48,10 @@ class RecordingMesh:
 
     def drop(self, seat: int, reason: str) -> None:
         self.dropped.append((seat, reason))
+
+    def close(self) -> Deferred[None]:
+        self.closed = True
+        return succeed(None)
 
 
 class Heard(Player):
@@ -198,3 +204,20 @@ def test_a_seat_that_keeps_changing_its_vote_gets_each_vote_relayed_once(tmp_pat
     relayed = [message for _, message in mesh.sent if isinstance(message, EndVote)]
     assert sorted(vote.gone for vote in relayed) == [0b100, 0b100, 0b1000, 0b1000]  # 2 others
     assert game.ending is None
+
+
+def test_a_seat_back_one_step_past_a_vote_that_ended_the_game_without_it_follows_the_vote(
+    tmp_path,
+):
+    """It played the step the others ended at alone, as it went down (its own message for that
+    step lost on the way): the vote's authors will never sign the step it is at, so it ends
+    as they did rather than wait for them and vote them out."""
+    game, mesh, clock, identities = a_game(tmp_path)
+    played_steps(game, 31)
+    for seat in (1, 2, 3):
+        ended = sign(identities[seat], Ended(game.game_id, 30, seat, "vote", gone=0b1))
+        game.received(seat, ended)
+    clock.advance(60)
+    assert game.ending is not None and game.ending.why == "followed" and game.ending.by == 1
+    assert game.outcome is not None and game.outcome.ended_by == 1 and mesh.closed
+    assert not any(isinstance(message, EndVote) for _, message in mesh.sent)
