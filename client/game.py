@@ -46,7 +46,7 @@ from client.step_watch import StepWatch
 from client.turn_clock import Situation, TurnClock
 from protocol.cards import Card
 from protocol.identity import Identity, SignatureError, Verifier
-from protocol.lockstep import Cheat, Final, GameConfig, Lockstep, StepReport
+from protocol.lockstep import Cheat, Final, ForkedState, GameConfig, Lockstep, StepReport
 from protocol.messages import Message, MessageError
 from protocol.peer_messages import (
     Ended,
@@ -247,6 +247,9 @@ class PeerGame(MeshHandler):
         self.started_at = self.ended_at = 0.0
         self._step_started: dict[int, float] = {}
         self._busy = False  # composing or playing a step
+        # A message made against another state, with the step's messages and when its
+        # author is named unless an equivocation behind it comes to light (`_suspect_fork`).
+        self._fork: tuple[Cheat, tuple[Frame, ...], float] | None = None
         self._working = False  # a worker thread is using the lockstep
         self.view: View = self._snapshot()
 
@@ -412,6 +415,10 @@ class PeerGame(MeshHandler):
         if self.outcome is not None or self.ending is not None:
             return
         now = self.reactor.seconds()
+        if self._fork is not None and now >= self._fork[2]:
+            cheat, frames, _ = self._fork
+            self._stop(cheat, frames)  # no other version of the step before came to light
+            return
         for seat in sorted(self.mesh.connected):
             if now - self._peers[seat].heard > LINK_SILENCE:
                 self.mesh.drop(seat, f"no word from {self.names[seat]} for {LINK_SILENCE:g} s")
@@ -800,7 +807,9 @@ class PeerGame(MeshHandler):
 
     def _pump(self) -> None:
         """Do whatever the current step needs next."""
-        if self._busy or self.outcome is not None or self.ending is not None:
+        if self._busy or self._fork is not None:
+            return  # a step on its way, or a fork being looked into
+        if self.outcome is not None or self.ending is not None:
             return
         step = self.step
         frames = self.inbox.setdefault(step, {})
@@ -890,12 +899,29 @@ class PeerGame(MeshHandler):
 
         def cheated(failure: Failure) -> None:
             failure.trap(Cheat)
-            if self.outcome is None and self.ending is None:
+            if self.outcome is not None or self.ending is not None:
+                return
+            if isinstance(failure.value, ForkedState) and step - 1 in self.history:
+                self._suspect_fork(failure.value, tuple(frames))
+            else:
                 self._stop(failure.value, tuple(frames))
 
         work.addCallbacks(played, cheated)
         work.addErrback(self._crashed)
         work.addBoth(self._idle)
+
+    def _suspect_fork(self, cheat: Cheat, frames: tuple[Frame, ...]) -> None:
+        """A seat's message was made against another state than ours. Either it cheats, or
+        a seat that signed two versions of a message of the step before gave it the other
+        one, and the relay that would have shown us that version was lost (a link down at
+        that moment). So every message of that step goes to everyone again: a seat that
+        played another version finds the equivocation and sends its half back, and the
+        equivocator is named (`_step_frame`). Only if none comes within the step deadline
+        is the author named, on its signed message."""
+        self._fork = (cheat, frames, self.reactor.seconds() + self.step_deadline)
+        before = self.step - 1
+        for author, frame in enumerate(self.history[before]):
+            self.mesh.broadcast(StepFrame(self.game_id, before, author, *frame))
 
     def _in_thread(self, function: Any, *args: Any, heavy: bool = False) -> Deferred[Any]:
         """Run heavy lockstep work (a deck round's shuffle or proofs, the set-up, the audit)

@@ -98,6 +98,12 @@ class Cheat(Exception):
         return () if self.seat is None else (self.seat, *self.also)
 
 
+class ForkedState(Cheat):
+    """A message made against another state than this seat's: its author played a step
+    differently, which is a cheat, unless a seat that signed two versions of a message of
+    that step fed it the other one (the driver looks for that before naming the author)."""
+
+
 @dataclass(frozen=True)
 class GameConfig:
     game_id: bytes  # the game's identity (protocol.table), never the lobby's own id
@@ -320,7 +326,9 @@ class Lockstep:
         if body.game != self.config.game_id or body.seat != seat or body.step != self.step:
             raise Cheat(seat, self.step, "sent a message for another game, seat or step")
         if not hmac.compare_digest(body.state, self.chain):
-            raise Cheat(seat, self.step, "made its message against another state (stale or forked)")
+            raise ForkedState(
+                seat, self.step, "made its message against another state (stale or forked)"
+            )
         return body
 
     def _deck_messages(self, seat: int, body: StepBody, over: bool) -> list[DeckMessage]:

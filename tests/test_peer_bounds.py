@@ -7,12 +7,13 @@ from __future__ import annotations
 import secrets
 from typing import Any
 
-from twisted.internet.defer import Deferred, succeed
+from twisted.internet.defer import Deferred, maybeDeferred, succeed
 from twisted.internet.task import Clock
 
 from client.game import ANSWER_INTERVAL, CHAT_BURST, CHAT_PER_SECOND, PeerGame, Player
 from client.gamefile import GameFileWriter
 from protocol.identity import Identity
+from protocol.lockstep import ForkedState
 from protocol.messages import GameStart, Message, RoomOptions, Seat
 from protocol.peer_messages import (
     MAX_STEP,
@@ -221,3 +222,50 @@ def test_a_seat_back_one_step_past_a_vote_that_ended_the_game_without_it_follows
     assert game.ending is not None and game.ending.why == "followed" and game.ending.by == 1
     assert game.outcome is not None and game.outcome.ended_by == 1 and mesh.closed
     assert not any(isinstance(message, EndVote) for _, message in mesh.sent)
+
+
+def a_fork_at_step_5(tmp_path: Any) -> tuple[PeerGame, RecordingMesh, Clock, list[Identity]]:
+    """Seat 0 holds every message of step 5, and seat 1's was made against another state
+    (as the lockstep finds it: the driver is what is tested here)."""
+    game, mesh, clock, identities = a_game(tmp_path)
+    played_steps(game, 5)
+
+    def forked(payloads: Any) -> Any:
+        raise ForkedState(1, 5, "made its message against another state (stale or forked)")
+
+    game.lockstep.play = forked  # type: ignore[method-assign]
+    # No deal was played, so the driver would hand the step to a worker thread: run it here.
+    game._in_thread = lambda work, *args, heavy=False: maybeDeferred(work, *args)  # type: ignore[method-assign]
+    game.inbox[5] = {0: (b"mine", bytes(64))}
+    for seat in (1, 2, 3):
+        body = StepBody(game=game.game_id, step=5, seat=seat, state=bytes(32))
+        game.received(seat, sign(identities[seat], StepFrame(game.game_id, 5, seat, body.encode())))
+    return game, mesh, clock, identities
+
+
+def test_a_message_against_another_state_sends_the_step_before_round_again_first(tmp_path):
+    """Seat 1 may be honest: seat 3 signed two versions of its step-4 message, gave seat 1
+    the other one, and seat 1's relay of it was lost. Every step-4 message goes to everyone
+    again; the other version comes back, and seat 3 is named, not seat 1."""
+    game, mesh, clock, identities = a_fork_at_step_5(tmp_path)
+    assert game.ending is None
+    again = {(to, m.seat) for to, m in mesh.sent if isinstance(m, StepFrame) and m.step == 4}
+    assert again == {(to, author) for to in (1, 2, 3) for author in range(PLAYERS)}
+    body = StepBody(game=game.game_id, step=4, seat=3, state=bytes(range(32)))
+    other = sign(identities[3], StepFrame(game.game_id, 4, 3, body.encode()))
+    clock.advance(1)
+    game.received(1, other)
+    assert game.ending is not None and game.ending.cheat is not None
+    assert game.ending.cheat.seat == 3 and "equivocation" in game.ending.cheat.reason
+
+
+def test_a_message_against_another_state_names_its_author_once_the_deadline_passes(tmp_path):
+    game, _, clock, _ = a_fork_at_step_5(tmp_path)
+    clock.advance(game.step_deadline - 1)
+    game._tick()  # as the driver's heartbeat does, every second or so
+    assert game.ending is None
+    clock.advance(2)
+    game._tick()
+    assert game.ending is not None and game.ending.cheat is not None
+    assert game.ending.cheat.seat == 1 and "another state" in game.ending.cheat.reason
+    assert len(game.ending.evidence) == PLAYERS
