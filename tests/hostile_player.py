@@ -63,9 +63,9 @@ ATTACKS = (
     "flood", "far-future", "wrong-final", "record", "replay", "seed-thief", "cycle",
     "withhold-at", "freeze-at", "bad-shuffle",
 )  # fmt: skip
-FLOOD_PER_SECOND = 300
+FLOOD_PER_SECOND = 500
 FAR_FUTURE_PER_SECOND = 40
-FAR_FUTURE_SECONDS = 8.0
+FAR_FUTURE_SECONDS = 3.0  # then the oversized frame; a planner game is over in seconds
 DEALT = 15  # the step after which the attacks begin (the deal is over)
 
 
@@ -154,7 +154,7 @@ class HostileGame(PeerGame):
             return
         if self.reactor.seconds() > self._far_until:
             link.transport.write(struct.pack(">I", 8 * 1024 * 1024) + bytes(4096))
-            say(oversized=1)
+            say(oversized=1, far_future_sent=self._far_sent)
             self._loops[-1].stop()
             return
         far = sign(self.identity, StepFrame(self.game_id, MAX_STEP, self.seat, self._far_payload))
@@ -254,7 +254,14 @@ class HostileGame(PeerGame):
         if self.reactor.seconds() < self._down_until:
             self.mesh.drop(seat, "hostile: not yet")
             return
+        if seat == self.victim:
+            say(victim_link="up")
         super().link_up(seat)
+
+    def link_down(self, seat: int, reason: str, loss: Any) -> None:
+        if seat == self.victim:
+            say(victim_link="down", why=reason)
+        super().link_down(seat, reason, loss)
 
     def _spoil_the_shuffle(self) -> None:
         deck = self.lockstep.deck

@@ -127,7 +127,7 @@ def test_floods_and_far_future_messages_cost_bounded_memory_and_a_wrong_final_na
     assert peak < MEMORY_BOUND, f"h0 held {peak / 2**20:.0f} MiB"
     assert fact(tmp_path, "flooded") and max(fact(tmp_path, "flooded")) >= 1000
     far = max(fact(tmp_path, "far_future_sent"))
-    assert far >= 100 and fact(tmp_path, "oversized") == [1]
+    assert far >= 50 and fact(tmp_path, "oversized") == [1]
     by_name = {result["name"]: result for result in found}
     assert by_name["h0"]["dropped"].get("ahead of the window", 0) >= far // 2
     for name in ("h1", "h2"):  # h0 relayed none of it
