@@ -64,7 +64,7 @@ async def test_bots_are_added_shown_and_taken_out_at_the_lobby_prompt(keyboard: 
         bot = seated_bot(terminal)
         await terminal.when_shown(rf"^{bot} is ready\.$")
         await terminal.answer("who", rf"^Room \d+ beans: 2 of 4 seats ann not ready {bot} ready "
-                              r"\(your bot, greedy\)$")  # fmt: skip
+                              r"\(your bot, planner\)$")  # fmt: skip
         bob = await clients.player("bob")
         room = await within(bob.join(1))
         assert [member.name for member in room.members] == ["ann", bot, "bob"]
