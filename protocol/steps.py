@@ -12,12 +12,13 @@ a seat whose actions are not is cheating, and the step is refused with its name
 The actions are applied in groups, each group for all seats before the next:
 
 1. new offers;
-2. acceptances, bids and rejections, and every move outside trading (planting, harvesting,
-   buying the third field);
-3. the active player taking bids;
-4. withdrawn bids;
-5. withdrawn offers;
-6. the end of trading.
+2. rejections;
+3. acceptances and bids, and every move outside trading (planting, harvesting, buying the
+   third field);
+4. the active player taking bids;
+5. withdrawn bids;
+6. withdrawn offers;
+7. the end of trading.
 
 Then the table makes the draw the step made due, if any (`DrawForTable`): the face-up cards
 once step 1 is over, or the step-4 draw and the next turn (or the end of the game) once every
@@ -45,6 +46,8 @@ relabelling of the seats). Where two moves of one step meet, a rule of the game 
   acceptance or bid that was legal at the start of the step always takes effect.
 - Offers that want the same face-up card (counters from several players): the active player
   accepts at most one; the others lapse once the card is gone.
+- A rejection holds even if another seat's deal of the same step closes the offer (takes the
+  face-up card it wanted): rejections come before deals, so none is refused for it.
 - An action names only offers and bids that stood when the step began; new offers of a step
   get their ids in seat order (an id is only a name).
 
@@ -80,17 +83,20 @@ class Group(IntEnum):
     """The order in which a step's actions take effect (see the module docstring)."""
 
     OFFERS = 1
-    DEALS = 2
-    TAKES = 3
-    BID_WITHDRAWALS = 4
-    OFFER_WITHDRAWALS = 5
-    END_OF_TRADING = 6
+    REJECTIONS = 2
+    DEALS = 3
+    TAKES = 4
+    BID_WITHDRAWALS = 5
+    OFFER_WITHDRAWALS = 6
+    END_OF_TRADING = 7
 
 
 def group_of(state: State, seat: int, action: Action) -> Group:
     """The group of a seat's action in a step that starts at `state`."""
     if isinstance(action, MakeOffer):
         return Group.OFFERS
+    if isinstance(action, Reject):
+        return Group.REJECTIONS
     if isinstance(action, Take):
         return Group.TAKES
     if isinstance(action, Withdraw):

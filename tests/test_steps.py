@@ -27,6 +27,7 @@ from protocol.rules import (
     MakeOffer,
     Phase,
     PlantPending,
+    Reject,
     Result,
     RuleError,
     State,
@@ -220,8 +221,9 @@ def test_the_groups_of_a_step():
     game = at_trading()
     game = game.do(0, MakeOffer(None, give_face_up=game.state.face_up[:1]))
     state = game.state
-    assert [group_of(state, 0, a) for a in (MakeOffer(1), Accept(1), Take(1, 2))] == [
-        Group.OFFERS, Group.DEALS, Group.TAKES,
+    moves = (MakeOffer(1), Reject(1), Accept(1), Take(1, 2))
+    assert [group_of(state, 0, a) for a in moves] == [
+        Group.OFFERS, Group.REJECTIONS, Group.DEALS, Group.TAKES,
     ]  # fmt: skip
     assert group_of(state, 2, Withdraw(1)) is Group.BID_WITHDRAWALS
     assert group_of(state, 0, Withdraw(1)) is Group.OFFER_WITHDRAWALS
