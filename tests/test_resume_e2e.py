@@ -24,7 +24,7 @@ from tests.processes import (
 )
 
 PLAYERS = 4
-GAMES = 6
+GAMES = 4
 KILLS_PER_GAME = 4
 
 
@@ -110,7 +110,10 @@ def test_resuming_a_finished_game_or_without_the_key_is_refused_in_words(tmp_pat
 @pytest.mark.slow
 def test_a_player_gone_for_good_lets_the_others_end_the_game_and_audit_it(tmp_path):
     env = isolated_env(tmp_path)
-    options = ("--proof-rounds", "1", "--allow-weak-proofs", "--abandon-after", "2")
+    options = (
+        "--proof-rounds", "1", "--allow-weak-proofs",
+        "--step-deadline", "4", "--abandon-after", "2",
+    )  # fmt: skip
     with running_lobby(env) as port:
         bots = {
             f"p{n}": start_bot(port, PLAYERS, f"p{n}", env, tmp_path, *options)
