@@ -25,7 +25,7 @@ from tests.processes import (
 
 PLAYERS = 4
 GAMES = 4
-KILLS_PER_GAME = 4
+KILLS_PER_GAME = 5
 
 
 def play_with_crashes(tmp_path: Path, game: int, rng: Stream) -> tuple[int, list[dict]]:
@@ -77,7 +77,8 @@ def test_bots_killed_at_random_steps_resume_and_every_game_ends_agreed(tmp_path)
         total += kills
         assert all(r["exit"] == 0 and r["ok"] for r in found), found
         assert len({(r["final_state"], tuple(r["scores"])) for r in found}) == 1
-    assert total >= 20, f"only {total} crashes happened"
+    # A game may end before its last crash is due; most of them happen.
+    assert total >= 0.8 * GAMES * KILLS_PER_GAME, f"only {total} crashes happened"
 
 
 @pytest.mark.slow
