@@ -2,13 +2,17 @@
 links, and the same game's rules alone.
 
     scripts/bench game [--json] [--bots 5] [--proof-rounds 40] [--seed TEXT] [--pairs N]
+                       [--strategy planner|greedy|random]
 
 Runs bean-lobby and the bots as separate processes on 127.0.0.1 (as in a real game, each bot
 verifies every other's proofs and runs the audit), twice: with the sealed links every game has
 (TLS 1.3), then with plain TCP links (scripts/bench_bot.py: a mode for this benchmark only).
 Both runs draw the same secrets, so they deal the same cards and play the same game. Then it
-plays a game of as many bots (the planner, as in the real run) in memory with the plain rules (no
-network, no crypto).
+plays a game of as many bots (of the same strategy) in memory with the plain rules (no network,
+no crypto). The bots play the default strategy (the planner) unless `--strategy` says another:
+a step's latency includes the time its slowest bot thinks, and here every bot thinks on the same
+few cores (at a real table each player has a machine), so a quick strategy (greedy) shows what
+the links and the lockstep cost, and the default one what a game with it takes.
 Prints, for each run, the wall time, the game time, messages and bytes sent per player, the
 latency of game steps, of deck rounds (shuffles and proofs) and of the step after the end (the
 audit) separately; the sealed run over the plain one; and the overhead of the real game over
@@ -29,8 +33,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from client.bots import play_local_game
-from client.planner import PlannerBot
+from client.bots import STRATEGIES, play_local_game, strategy_named
 from protocol.simulate import game_seed
 
 BIN = Path(sys.executable).parent
@@ -41,7 +44,9 @@ def percentile(values: list[float], fraction: float) -> float:
     return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))]
 
 
-def run_game(bots: int, proof_rounds: int, links: str, seed: str) -> tuple[float, list[dict]]:
+def run_game(
+    bots: int, proof_rounds: int, links: str, seed: str, strategy: str
+) -> tuple[float, list[dict]]:
     with tempfile.TemporaryDirectory() as home:
         env = dict(os.environ, XDG_CONFIG_HOME=f"{home}/config", XDG_DATA_HOME=f"{home}/data")
         lobby = subprocess.Popen(
@@ -73,6 +78,8 @@ def run_game(bots: int, proof_rounds: int, links: str, seed: str) -> tuple[float
                         "--proof-rounds",
                         str(proof_rounds),
                         "--allow-weak-proofs",
+                        "--strategy",
+                        strategy,
                     ],
                     stdout=subprocess.PIPE,
                     stderr=subprocess.PIPE,
@@ -94,9 +101,9 @@ def run_game(bots: int, proof_rounds: int, links: str, seed: str) -> tuple[float
     return wall, results
 
 
-def plain_game(bots: int) -> float:
+def plain_game(bots: int, strategy: str) -> float:
     started = time.perf_counter()
-    play_local_game([PlannerBot() for _ in range(bots)], game_seed(2026, bots))
+    play_local_game([strategy_named(strategy) for _ in range(bots)], game_seed(2026, bots))
     return time.perf_counter() - started
 
 
@@ -156,17 +163,20 @@ def main() -> None:
     parser.add_argument("--proof-rounds", type=int, default=40)
     parser.add_argument("--seed", default="bench", help="the same seed plays the same game")
     parser.add_argument("--pairs", type=int, default=1, help="sealed-and-plain pairs to play")
+    parser.add_argument("--strategy", choices=STRATEGIES, default=STRATEGIES[0])
     args = parser.parse_args()
     sealed_runs, plain_runs = [], []
     for pair in range(args.pairs):
         order = ("sealed", "plain") if pair % 2 == 0 else ("plain", "sealed")
         for links in order:
-            run = summarize(*run_game(args.bots, args.proof_rounds, links, args.seed))
+            played = run_game(args.bots, args.proof_rounds, links, args.seed, args.strategy)
+            run = summarize(*played)
             (sealed_runs if links == "sealed" else plain_runs).append(run)
     sealed, plain_links = median_run(sealed_runs), median_run(plain_runs)
-    rules_only = statistics.mean(plain_game(args.bots) for _ in range(3))
+    rules_only = statistics.mean(plain_game(args.bots, args.strategy) for _ in range(3))
     summary = {
         "bots": args.bots,
+        "strategy": args.strategy,
         "proof_rounds": args.proof_rounds,
         **{k: v for k, v in sealed.items() if k not in ("final_state", "same_every_time")},
         "plain_links": {
@@ -181,7 +191,10 @@ def main() -> None:
         "plain_game_s": round(rules_only, 4),
         "overhead_ratio": round(sealed["game_s"] / rules_only, 1),
     }
-    print(f"{args.bots} bots, {args.proof_rounds} proof rounds, over loopback, one process each")
+    print(
+        f"{args.bots} {args.strategy} bots, {args.proof_rounds} proof rounds, over loopback, "
+        "one process each"
+    )
     describe("sealed links (TLS 1.3), as every game is played", sealed)
     describe("the same game over plain links (benchmark only)", plain_links)
     same = "yes" if summary["same_game"] else "NO (the runs diverged; compare with care)"
