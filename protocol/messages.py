@@ -17,7 +17,9 @@ from typing import Annotated, Any, ClassVar, TypeVar, cast, get_args, get_origin
 
 import msgpack
 
-PROTOCOL_VERSION = 1
+# 2: bids and takes, signed end votes and endings, and the order of a step's groups (one
+# client of each version at a table would disagree on a step, so the lobby keeps them apart).
+PROTOCOL_VERSION = 2
 
 #: Largest frame a client may send to the lobby: the biggest is a chat line of 500 characters.
 LOBBY_REQUEST_MAX_FRAME = 4096

@@ -19,6 +19,7 @@ from lobby.limits import LobbyLimits
 from protocol.identity import Identity
 from protocol.messages import (
     HELLO_DOMAIN,
+    PROTOCOL_VERSION,
     MessageError,
     RoomOptions,
     frame,
@@ -117,7 +118,7 @@ async def test_a_hello_signed_over_another_nonce_is_refused_and_dropped(
     )
     hello = {
         "type": "hello",
-        "version": 1,
+        "version": PROTOCOL_VERSION,
         "req": 7,
         "name": "Mallory",
         "public_key": identity.public_key,
@@ -135,19 +136,20 @@ async def test_a_hello_with_another_protocol_version_is_told_so_and_dropped(
     lobby: RunningLobby,
 ) -> None:
     raw = await connect_raw(lobby.port)
-    hello = {"type": "hello", "version": 2, "req": 1, "name": "Zed", "future_field": True}
+    other = PROTOCOL_VERSION + 1
+    hello = {"type": "hello", "version": other, "req": 1, "name": "Zed", "future_field": True}
     raw.transport.write(frame(msgpack.packb(hello), 4096))
     await within(raw.closed)
     [error] = raw.errors()
     assert error.code == "version_mismatch" and error.fatal and error.req == 1
-    assert "version" in error.message and "2" in error.message
+    assert "version" in error.message and str(other) in error.message
 
 
 @pytest_twisted.ensureDeferred
 async def test_the_client_refuses_a_lobby_of_another_protocol_version() -> None:
     class FutureLobby(Protocol):
         def connectionMade(self) -> None:
-            challenge = {"type": "challenge", "version": 2, "nonce": bytes(32)}
+            challenge = {"type": "challenge", "version": PROTOCOL_VERSION + 1, "nonce": bytes(32)}
             self.transport.write(frame(msgpack.packb(challenge), 4096))
 
     port = await within(

@@ -13,7 +13,7 @@ from twisted.internet.defer import Deferred, gatherResults
 
 from lobby.limits import LobbyLimits
 from protocol.identity import Identity
-from protocol.messages import FATAL_ERRORS, LOBBY_REQUEST_MAX_FRAME, Ok, frame
+from protocol.messages import FATAL_ERRORS, LOBBY_REQUEST_MAX_FRAME, PROTOCOL_VERSION, Ok, frame
 from tests.lobby_support import (
     Clients,
     RawClient,
@@ -33,7 +33,7 @@ def packed(value: Any) -> bytes:
 def valid_hello_fields(**changes: Any) -> dict[str, Any]:
     fields = {
         "type": "hello",
-        "version": 1,
+        "version": PROTOCOL_VERSION,
         "req": 1,
         "name": "Eve",
         "public_key": bytes(32),
@@ -64,7 +64,10 @@ BAD_INPUTS: dict[str, tuple[bytes, str | None]] = {
     "key too short": (packed(valid_hello_fields(public_key=b"k")), "bad_message"),
     "name as bytes": (packed(valid_hello_fields(name=b"Eve")), "bad_message"),
     "unknown field": (packed(valid_hello_fields(admin=True)), "bad_message"),
-    "missing field": (packed({"type": "hello", "version": 1, "req": 1}), "bad_message"),
+    "missing field": (
+        packed({"type": "hello", "version": PROTOCOL_VERSION, "req": 1}),
+        "bad_message",
+    ),
     "terminal escapes": (packed(valid_hello_fields(name="\x1b[2J")), "bad_message"),
     "future version": (packed(valid_hello_fields(version=99)), "version_mismatch"),
     "bad signature": (packed(valid_hello_fields()), "bad_signature"),

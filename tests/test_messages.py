@@ -166,7 +166,7 @@ def wire(message_type: str, **fields: Any) -> bytes:
 
 
 GOOD_HELLO = {
-    "version": 1,
+    "version": PROTOCOL_VERSION,
     "req": 4,
     "name": "Ann",
     "public_key": bytes(32),
@@ -186,7 +186,7 @@ GOOD_HELLO = {
         (wire("hello", **{**GOOD_HELLO, "peer_port": True}), "peer_port", "not a boolean"),
         (wire("hello", **{**GOOD_HELLO, "signature": b"s"}), "signature", "exactly 64 bytes"),
         (wire("hello", **{**GOOD_HELLO, "extra": 1}), "extra", "not a field of hello"),
-        (wire("hello", version=1, req=1), "name", "missing"),
+        (wire("hello", version=PROTOCOL_VERSION, req=1), "name", "missing"),
         (wire("create_room", req=1, name="T", seats=8), "seats", "from 3 to 7"),
         (
             wire("create_room", req=1, name="T", seats=3, options={"singleton_rule": "x"}),
