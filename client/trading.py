@@ -273,6 +273,7 @@ class Trader:
             )
             if signature in self._made or len(self._made) >= self.offers_per_turn:
                 continue
+            # A signature starts with its offer's recipient (None: everyone).
             if sum(earlier[0] == offer.to for earlier in self._made) >= self.offers_per_player:
                 continue
             try:
