@@ -5,12 +5,15 @@ lockstep's steps do."""
 
 from __future__ import annotations
 
+import re
+
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from prompt_toolkit.formatted_text import to_plain_text
 
 from client.bots import GreedyBot
 from client.screen import render_story, story_lines
+from client.screen.story import HEIGHT, WIDTH
 from client.story import GameStory, Sale
 from protocol.cards import Bean
 from protocol.kdf import Stream
@@ -115,6 +118,34 @@ def test_a_small_game_is_drawn_as_expected():
         "    +-----",
         "     1   5 turn",
     ]
+
+
+@given(st.integers(min_value=3, max_value=7), st.integers(min_value=1, max_value=60))
+def test_a_crowded_story_fits_the_screen_below_the_outcome(players, turns):
+    """Every player harvesting every bean twice, with long names: one line each, the beans
+    that do not fit counted, and the whole story within HEIGHT lines of 80 columns."""
+    names = [name + "-with-a-long-name" for name in NAMES[:players]]
+    story = GameStory(
+        sales=[
+            Sale(1 + (n % turns), seat, bean, 4 + n % 9, 1 + n % 4)
+            for seat in range(players)
+            for n, bean in enumerate(list(Bean) * 2)
+        ],
+        coins={
+            turn: tuple(turn * (seat + 1) for seat in range(players))
+            for turn in range(1, turns + 1)
+        },
+    )
+    lines = to_plain_text(render_story(story, names, 0)).splitlines()
+    assert len(lines) <= HEIGHT and all(len(line) <= WIDTH for line in lines), lines
+    for seat, name in enumerate(names):
+        line = next(line for line in lines if line.startswith(f"{seat + 1} {name}"))
+        shown = len(re.findall(r"\d+→\d+ in 2", line))
+        more = re.search(r"(\d+) more beans? paid$", line)
+        assert shown >= 1 and more is not None, line
+        assert shown + int(more.group(1)) == len(Bean), line
+    chart = lines[lines.index(next(line for line in lines if line.startswith("Coins at"))) :]
+    assert sum(1 for row in chart if re.match(r" {0,3}\d* *[|+]", row)) >= 3  # rows and axis
 
 
 def test_plain_mode_says_the_story_in_lines_that_stand_alone():

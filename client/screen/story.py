@@ -14,21 +14,25 @@ from client.story import GameStory
 from protocol.cards import Bean
 
 WIDTH = 80
+HEIGHT = 20  # 24 rows, less the outcome said above the story and the prompt below it
 CHART_ROWS = 7  # rows of the plot, from 0 coins to the most anyone had
+MIN_CHART_ROWS = 3  # 0, the middle and the top
 LABEL_COLUMNS = 4  # the coin counts on the left
 SEVERAL = "*"  # two or more players at one point
 
 
 def render_story(
-    story: GameStory, names: Sequence[str], me: int, width: int = WIDTH
+    story: GameStory, names: Sequence[str], me: int, width: int = WIDTH, height: int = HEIGHT
 ) -> FormattedText:
+    """At most `height` lines, so that the outcome said above it stays on an 80x24 screen:
+    one line per player, and the chart gets the rows that are left."""
     lines: list[list[tuple[str, str]]] = [
         [("class:title", f"The game in numbers, over {story.turns} turns:")]
     ]
     for seat, name in enumerate(names):
-        lines += _player_lines(story, seat, name, me, width)
+        lines.append(_player_line(story, seat, name, me, width))
     lines += [[("class:muted", "Harvests by bean: cards sold → coins paid, in how many.")]]
-    lines += chart(story, names, width)
+    lines += chart(story, names, width, height - len(lines))
     joined: list[tuple[str, str]] = []
     for number, line in enumerate(lines):
         joined += [("", "\n")] if number else []
@@ -36,12 +40,13 @@ def render_story(
     return FormattedText(joined)
 
 
-def _player_lines(
+def _player_line(
     story: GameStory, seat: int, name: str, me: int, width: int
-) -> list[list[tuple[str, str]]]:
+) -> list[tuple[str, str]]:
     """ "1 ann (you): 14 coins  chili 11→5 in 3, soy 9→4 in 2; 6 more cards sold for nothing":
     for each bean that paid, the cards its harvests (and final sales) sold, the coins they
-    paid, and how many there were."""
+    paid, and how many there were, best first; what does not fit in the line is counted
+    ("3 more beans paid"). Plain mode and `replay --summary` say it all."""
     coins = story.coins_of(seat)
     final = story.result.scores[seat] if story.result is not None else (coins[-1] if coins else 0)
     who = f"{seat + 1} {name}" + (" (you)" if seat == me and name.casefold() != "you" else "")
@@ -56,27 +61,41 @@ def _player_lines(
         if paid
     ]
     unpaid = sum(cards for cards, paid, _ in by_bean.values() if not paid)
-    sold = ", ".join(parts) or "no harvest paid"
-    sold += f"; {unpaid} more card{'' if unpaid == 1 else 's'} sold for nothing" if unpaid else ""
-    text = f"{who}: {final} coin{'' if final == 1 else 's'}  {sold}"
+    head = f"{who}: {final} coin{'' if final == 1 else 's'}  "
     style = "class:me" if seat == me else ""
-    wrapped = wrap(text, width, subsequent_indent="    ", break_on_hyphens=False)
-    return [[(style, line)] for line in wrapped]
+    nothing = f"; {unpaid} more card{'' if unpaid == 1 else 's'} sold for nothing"
+    for shown in range(len(parts), -1, -1):
+        left = len(parts) - shown
+        more = f"{left} {'more ' if shown else ''}bean{'' if left == 1 else 's'} paid"
+        sold = ", ".join(parts[:shown] + ([more] if left else [])) or "no harvest paid"
+        if unpaid and not left and len(head + sold + nothing) <= width:
+            sold += nothing
+        if len(head + sold) <= width:
+            return [(style, head + sold)]
+    return [(style, head.rstrip())]  # a name as long as the screen
 
 
 def chart(
-    story: GameStory, names: Sequence[str], width: int = WIDTH
+    story: GameStory, names: Sequence[str], width: int = WIDTH, height: int = HEIGHT
 ) -> list[list[tuple[str, str]]]:
     """Everyone's coins at the end of each turn: one column per turn (several turns a column
     when they do not fit), one row per step of coins, each player drawn with their seat
-    number; the axis says the coins on the left and the turns below."""
+    number; the axis says the coins on the left and the turns below. At most `height` lines
+    (but never fewer than three rows of coins)."""
     series = [story.coins_of(seat) for seat in range(len(names))]
     turns = story.turns
     if turns == 0:
         return []
     columns = min(turns, width - LABEL_COLUMNS - 2)
     top = max(1, *(max(values) for values in series))
-    rows = min(CHART_ROWS, top + 1)
+    legend = ", ".join(f"{seat + 1} {name}" for seat, name in enumerate(names))
+    lines: list[list[tuple[str, str]]] = [
+        [("class:title", "Coins at the end of each turn"), ("", f" ({legend}; * several):")]
+    ]
+    if len(legend) + 40 > width:  # seven long names: the legend on lines of its own
+        lines = [[("class:title", "Coins at the end of each turn:")]]
+        lines += [[("", part)] for part in wrap(legend + "; * several", width)]
+    rows = min(CHART_ROWS, top + 1, max(MIN_CHART_ROWS, height - len(lines) - 2))
     grid = [[" "] * columns for _ in range(rows)]
     for seat, values in enumerate(series):
         for turn, value in enumerate(values):
@@ -85,13 +104,6 @@ def chart(
             cell = grid[row][column]
             mark = str(seat + 1)
             grid[row][column] = mark if cell in (" ", mark) else SEVERAL
-    legend = ", ".join(f"{seat + 1} {name}" for seat, name in enumerate(names))
-    lines: list[list[tuple[str, str]]] = [
-        [("class:title", "Coins at the end of each turn"), ("", f" ({legend}; * several):")]
-    ]
-    if len(legend) + 40 > width:  # seven long names: the legend on lines of its own
-        lines = [[("class:title", "Coins at the end of each turn:")]]
-        lines += [[("", part)] for part in wrap(legend + "; * several", width)]
     for row in range(rows - 1, -1, -1):
         value = round(row * top / (rows - 1))
         label = str(value) if row in (0, rows - 1, (rows - 1) // 2) else ""
