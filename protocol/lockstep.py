@@ -61,7 +61,6 @@ from protocol.rules import (
     Slot,
     State,
     apply,
-    hand_cards_opened,
     new_game,
     state_hash,
 )
@@ -71,7 +70,6 @@ from protocol.steps import (
     Refusal,
     apply_step,
     check_own_actions,
-    in_step_order,
 )
 
 LOCKSTEP_VERSION = 1
@@ -253,14 +251,15 @@ class Lockstep:
         actions may not be taken now (nothing is sent then)."""
         if self.final is not None:
             raise RuleError("the game is over")
+        opened: list[tuple[Slot, Card]] = []  # the hand cards the actions open, to all
         if actions:
             if self.rules is None:
                 raise RuleError("the cards are still being dealt")
             try:
-                check_own_actions(self.rules, self.seat, actions)
+                opened = check_own_actions(self.rules, self.seat, actions)
             except ForbiddenAction as refused:
                 raise RuleError(refused.reason) from None
-            unknown = [s for s, _ in self._opened_by(self.seat, actions) if s not in self._known]
+            unknown = [s for s, _ in opened if s not in self._known]
             if unknown:
                 raise RuleError("that card is not open to you yet; wait for the deal")
         deck: list[DeckMessage] = []
@@ -269,7 +268,8 @@ class Lockstep:
             if epoch_message is not None:
                 deck.append(epoch_message)
         openings = sorted(
-            self._owed_openings(self.seat) | self._plays(self.seat, actions), key=_order
+            self._owed_openings(self.seat) | _openings([slot for slot, _ in opened], None),
+            key=_order,
         )
         deck += [self.deck.keys_for(o.epoch, o.slots, o.to, check_routes=False) for o in openings]
         over = self.rules is not None and self.rules.phase is Phase.OVER
@@ -395,29 +395,14 @@ class Lockstep:
         if self.rules is None:
             raise Cheat(seat, self.step, "acted before the cards were dealt")
         try:
-            check_own_actions(self.rules, seat, actions)
+            opened = check_own_actions(self.rules, seat, actions)
         except ForbiddenAction as refused:
             raise Cheat(seat, self.step, str(refused)) from None
-        opened = self._opened_by(seat, actions)
         others = [s for s in range(self.config.players) if s != seat]
         for slot, _ in opened:
             if not all((slot.epoch, slot.position) in self._keyed[s] for s in others):
                 raise Cheat(seat, self.step, f"played hand card {slot} before it could see it")
         return opened
-
-    def _opened_by(self, seat: int, actions: Sequence[Action]) -> list[tuple[Slot, Card]]:
-        assert self.rules is not None
-        state, opened = self.rules, []
-        for action in in_step_order(state, seat, actions):
-            opened += hand_cards_opened(state, seat, action)
-            state = apply(state, seat, action, hold_draws=True)
-        return opened
-
-    def _plays(self, seat: int, actions: Sequence[Action]) -> set[Opening]:
-        """The keys the seat's own actions oblige it to send: its opened cards, to all."""
-        if not actions:
-            return set()
-        return _openings([slot for slot, _ in self._opened_by(seat, actions)], None)
 
     def _owed_openings(self, seat: int) -> set[Opening]:
         """Keys the seat owes now: to other seats for cards they drew, to all for face-up
@@ -500,7 +485,9 @@ class Lockstep:
                 after = apply(rules, None, shown)
                 report.applied.append(Applied(None, shown, rules, after))
                 rules = after
-        self.rules, report.refusals, applied = apply_step(rules, actions)
+        # Each seat's actions were checked alone (_check_plays); showing the cards they open
+        # makes none of them illegal.
+        self.rules, report.refusals, applied = apply_step(rules, actions, checked=True)
         report.applied += applied
         report.actions = actions
 

@@ -63,6 +63,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from enum import IntEnum
 
+from protocol.cards import Card
 from protocol.rules import (
     Accept,
     Action,
@@ -71,11 +72,13 @@ from protocol.rules import (
     MakeOffer,
     Reject,
     RuleError,
+    Slot,
     State,
     Take,
     Withdraw,
     apply,
     draw_due,
+    hand_cards_opened,
 )
 
 
@@ -153,14 +156,18 @@ def _new_offer_named(state: State, actions: Sequence[Action], action: Action) ->
     return None
 
 
-def _own(state: State, seat: int, actions: Sequence[Action]) -> State:
-    """The state after the seat's actions alone, in step order; ForbiddenAction if illegal."""
+def _own(
+    state: State, seat: int, actions: Sequence[Action], opened: list[tuple[Slot, Card]]
+) -> State:
+    """The state after the seat's actions alone, in step order; ForbiddenAction if illegal.
+    The hidden hand cards they open (with the cards claimed) are added to `opened`."""
     for action in actions:
         new = _new_offer_named(state, actions, action)
         if new is not None:
             reason = f"offer {new} is not on the table yet; answer or withdraw it in the next step"
             raise ForbiddenAction(seat, action, reason)
     for action in in_step_order(state, seat, actions):
+        opened += hand_cards_opened(state, seat, action)
         try:
             state = apply(state, seat, action, hold_draws=True)
         except RuleError as error:
@@ -168,27 +175,35 @@ def _own(state: State, seat: int, actions: Sequence[Action]) -> State:
     return state
 
 
-def check_own_actions(state: State, seat: int, actions: Sequence[Action]) -> None:
-    """Raise ForbiddenAction unless the seat's actions are legal, in step order, from `state`."""
-    _own(state, seat, actions)
+def check_own_actions(
+    state: State, seat: int, actions: Sequence[Action]
+) -> list[tuple[Slot, Card]]:
+    """Raise ForbiddenAction unless the seat's actions are legal, in step order, from `state`;
+    the hidden hand cards they open, with the cards they claim those are."""
+    opened: list[tuple[Slot, Card]] = []
+    _own(state, seat, actions, opened)
+    return opened
 
 
 def apply_own(state: State, seat: int, actions: Sequence[Action]) -> State:
     """The state after the seat's actions alone, as a step would apply them (a client's dry
     run before sending), or RuleError saying why they may not be sent."""
     try:
-        state = _own(state, seat, actions)
+        state = _own(state, seat, actions, [])
     except ForbiddenAction as refused:
         raise RuleError(refused.reason) from None
     return apply(state, None, DrawForTable()) if draw_due(state) else state
 
 
 def apply_step(
-    state: State, actions: Mapping[int, Sequence[Action]]
+    state: State, actions: Mapping[int, Sequence[Action]], *, checked: bool = False
 ) -> tuple[State, list[Refusal], list[Applied]]:
-    """Apply every seat's actions group by group; see the module docstring."""
-    for seat in sorted(actions):
-        check_own_actions(state, seat, actions[seat])
+    """Apply every seat's actions group by group; see the module docstring. `checked`: the
+    caller has checked each seat's actions alone (check_own_actions) already, as the lockstep
+    does to name a cheat, so they are not applied twice more."""
+    if not checked:
+        for seat in sorted(actions):
+            check_own_actions(state, seat, actions[seat])
     start = state
     ordered = {seat: in_step_order(start, seat, actions[seat]) for seat in sorted(actions)}
     refusals, applied = [], []
