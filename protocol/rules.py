@@ -25,12 +25,12 @@ from __future__ import annotations
 
 import hashlib
 from collections import Counter
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, replace
 from enum import StrEnum
 from itertools import combinations
-from typing import Any, NamedTuple, Protocol
+from typing import Any, NamedTuple, Protocol, overload
 
 import msgpack
 
@@ -335,6 +335,50 @@ class _PlayerDraft:
     earnings: list[Card]
     pending: list[Card]
 
+    @classmethod
+    def of(cls, p: Player) -> _PlayerDraft:
+        return cls(list(p.hand), [list(f) for f in p.fields], list(p.earnings), list(p.pending))
+
+    def freeze(self) -> Player:
+        return Player(
+            tuple(self.hand),
+            tuple(map(tuple, self.fields)),
+            tuple(self.earnings),
+            tuple(sorted(self.pending)),  # whoever's trade came first, one order
+        )
+
+
+class _Players(Sequence[Player | _PlayerDraft]):
+    """A draft's players, read as they were until one is changed (`changing` copies it): an
+    action changes one or two players, and copying them all made most of its cost."""
+
+    def __init__(self, players: tuple[Player, ...]) -> None:
+        self._players: list[Player | _PlayerDraft] = list(players)
+
+    @overload
+    def __getitem__(self, seat: int) -> Player | _PlayerDraft: ...
+    @overload
+    def __getitem__(self, seats: slice) -> Sequence[Player | _PlayerDraft]: ...
+    def __getitem__(
+        self, seat: int | slice
+    ) -> Player | _PlayerDraft | Sequence[Player | _PlayerDraft]:
+        return self._players[seat]
+
+    def __len__(self) -> int:
+        return len(self._players)
+
+    def __iter__(self) -> Iterator[Player | _PlayerDraft]:
+        return iter(self._players)
+
+    def changing(self, seat: int) -> _PlayerDraft:
+        player = self._players[seat]
+        if isinstance(player, Player):
+            player = self._players[seat] = _PlayerDraft.of(player)
+        return player
+
+    def freeze(self) -> tuple[Player, ...]:
+        return tuple(p if isinstance(p, Player) else p.freeze() for p in self._players)
+
 
 @dataclass
 class _Draft:
@@ -343,7 +387,7 @@ class _Draft:
     setup: Setup
     options: Options
     start_player: int
-    players: list[_PlayerDraft]
+    players: _Players
     active: int
     turn: int
     phase: Phase
@@ -356,7 +400,7 @@ class _Draft:
     next_offer_id: int
     deck: Deck
     epochs: list[tuple[Card, ...]]
-    hidden: list[set[Card]]
+    hidden: list[frozenset[Card]]  # replaced, never changed in place: shared with the state
     discard: list[Card]
     exhaustions: int
     ends_after_step3: bool
@@ -370,12 +414,7 @@ class _Draft:
             setup=s.setup,
             options=s.options,
             start_player=s.start_player,
-            players=[
-                _PlayerDraft(
-                    list(p.hand), [list(f) for f in p.fields], list(p.earnings), list(p.pending)
-                )
-                for p in s.players
-            ],
+            players=_Players(s.players),
             active=s.active,
             turn=s.turn,
             phase=s.phase,
@@ -388,7 +427,7 @@ class _Draft:
             next_offer_id=s.next_offer_id,
             deck=s.deck,
             epochs=list(s.epochs),
-            hidden=[set(h) for h in s.hidden],
+            hidden=list(s.hidden),
             discard=list(s.discard),
             exhaustions=s.exhaustions,
             ends_after_step3=s.ends_after_step3,
@@ -400,15 +439,7 @@ class _Draft:
             setup=self.setup,
             options=self.options,
             start_player=self.start_player,
-            players=tuple(
-                Player(
-                    tuple(p.hand),
-                    tuple(tuple(f) for f in p.fields),
-                    tuple(p.earnings),
-                    tuple(sorted(p.pending)),  # whoever's trade came first, one order
-                )
-                for p in self.players
-            ),
+            players=self.players.freeze(),
             active=self.active,
             turn=self.turn,
             phase=self.phase,
@@ -421,7 +452,7 @@ class _Draft:
             next_offer_id=self.next_offer_id,
             deck=self.deck,
             epochs=tuple(self.epochs),
-            hidden=tuple(frozenset(h) for h in self.hidden),
+            hidden=tuple(self.hidden),
             discard=tuple(self.discard),
             exhaustions=self.exhaustions,
             ends_after_step3=self.ends_after_step3,
@@ -475,7 +506,7 @@ def _fits(fields: Sequence[Sequence[Card]], index: int, card: Card) -> bool:
     return not fields[index] or bean_of(fields[index][0]) == bean_of(card)
 
 
-def _check_field(draft: _Draft, seat: int, index: int) -> list[Card]:
+def _check_field(draft: _Draft, seat: int, index: int) -> Sequence[Card]:
     fields = draft.players[seat].fields
     if not 0 <= index < len(fields):
         raise RuleError(f"you have {len(fields)} fields; there is no {_field_name(index)}")
@@ -508,9 +539,9 @@ def _claim(draft: _Draft, seat: int, slot: Slot, card: Card) -> HandCard:
         return hand[index]
     if not 0 <= slot.epoch < len(draft.hidden) or card not in draft.hidden[slot.epoch]:
         raise RuleError(f"card {card} cannot be hand card {index + 1}")
-    draft.hidden[slot.epoch].discard(card)
-    hand[index] = HandCard(slot, card)
-    return hand[index]
+    draft.hidden[slot.epoch] = draft.hidden[slot.epoch] - {card}
+    opened = draft.players.changing(seat).hand[index] = HandCard(slot, card)
+    return opened
 
 
 def _remove_from_hand(draft: _Draft, seat: int, slots: Iterable[Slot]) -> list[Card]:
@@ -518,7 +549,9 @@ def _remove_from_hand(draft: _Draft, seat: int, slots: Iterable[Slot]) -> list[C
     wanted = set(slots)
     hand = draft.players[seat].hand
     taken = [h.card for h in hand if h.slot in wanted and h.card is not None]
-    draft.players[seat].hand = [h for h in hand if h.slot not in wanted]
+    kept = [h for h in hand if h.slot not in wanted]
+    if len(kept) < len(hand):
+        draft.players.changing(seat).hand = kept
     return taken
 
 
@@ -534,7 +567,7 @@ def _plant(draft: _Draft, seat: int, action: Plant) -> None:
         raise RuleError("only the active player plants from the hand")
     if draft.planted >= 2:
         raise RuleError("at most two cards are planted from the hand in step 1")
-    player = draft.players[seat]
+    player = draft.players.changing(seat)
     front = player.hand[0]  # step 1 is skipped on an empty hand, so there is a front card
     _claim(draft, seat, front.slot, action.card)
     _check_fits(draft, seat, action.field, action.card)
@@ -592,7 +625,7 @@ def _reveal_face_up(draft: _Draft, action: RevealFaceUp) -> None:
     for slot, card in zip(slots, action.cards, strict=True):
         if card not in draft.hidden[slot.epoch]:
             raise RuleError(f"card {card} cannot be in the deck at {slot.epoch}:{slot.position}")
-        draft.hidden[slot.epoch].discard(card)
+        draft.hidden[slot.epoch] = draft.hidden[slot.epoch] - {card}
     draft.face_up.extend(action.cards)
     draft.reveal_slots = ()
     draft.phase = Phase.TRADE
@@ -645,7 +678,7 @@ def _reshuffle(draft: _Draft) -> None:
     """The discard pile becomes the deck of a new epoch; its order is the shared deck's secret."""
     cards = tuple(sorted(draft.discard))
     draft.epochs.append(cards)
-    draft.hidden.append(set(cards))
+    draft.hidden.append(frozenset(cards))
     draft.discard.clear()
     draft.deck = Deck(len(draft.epochs) - 1, 0, len(cards))
 
@@ -654,12 +687,12 @@ def _plant_pending(draft: _Draft, seat: int, action: PlantPending) -> None:
     if draft.phase is not Phase.PLANT_PENDING:
         step = _phase_text(draft.phase)
         raise RuleError(f"traded and kept cards are planted in step 3; the game is at {step}")
-    pending = draft.players[seat].pending
+    pending = draft.players.changing(seat).pending
     if action.card not in pending:
         raise RuleError(f"card {action.card} is not among your cards to plant")
     _check_fits(draft, seat, action.field, action.card)
     pending.remove(action.card)
-    draft.players[seat].fields[action.field].append(action.card)
+    draft.players.changing(seat).fields[action.field].append(action.card)
     _after_planting_pending(draft)
 
 
@@ -672,7 +705,7 @@ def _after_planting_pending(draft: _Draft) -> None:
         _finish(draft)
         return
     drawn = _draw(draft, draft.setup.draw_count)
-    draft.players[draft.active].hand.extend(HandCard(slot) for slot in drawn)
+    draft.players.changing(draft.active).hand.extend(HandCard(slot) for slot in drawn)
     if draft.ending:
         _finish(draft)  # the final exhaustion in step 4 ends the game at once
         return
@@ -739,7 +772,7 @@ def _harvest(draft: _Draft, seat: int, action: Harvest) -> None:
 def _sell(draft: _Draft, seat: int, index: int) -> None:
     """Sell the whole field: as many cards as the beanometer pays turn into coins on the
     earnings stack; the rest go face up onto the discard pile."""
-    player = draft.players[seat]
+    player = draft.players.changing(seat)
     cards = player.fields[index]
     paid = coins(bean_of(cards[0]), len(cards))
     draft.discard.extend(cards[: len(cards) - paid])
@@ -758,7 +791,7 @@ def _buy_refusal(setup: Setup, fields: int, coins_held: int) -> str | None:
 
 
 def _buy_field(draft: _Draft, seat: int, action: BuyField) -> None:
-    player = draft.players[seat]
+    player = draft.players.changing(seat)
     refusal = _buy_refusal(draft.setup, len(player.fields), len(player.earnings))
     if refusal:
         raise RuleError(refusal)
@@ -853,12 +886,11 @@ def _accepters(table: _Table, offer: Offer) -> list[int]:
     else:
         bidders = _bidders(table, offer)
         candidates = [s for s in range(len(table.players)) if s not in (offer.maker, *bidders)]
+    unanswered = [s for s in candidates if (offer.id, s) not in table.rejections]
+    if not offer.want_cards:
+        return unanswered
     wanted = set(offer.want_cards)
-    return [
-        s
-        for s in candidates
-        if (offer.id, s) not in table.rejections and wanted <= _visible_cards_of(table, s)
-    ]
+    return [s for s in unanswered if wanted <= _visible_cards_of(table, s)]
 
 
 def offer_possible(table: _Table, offer: Offer) -> bool:
@@ -984,17 +1016,19 @@ def _accept(draft: _Draft, seat: int, action: Accept) -> None:
 def _trade(draft: _Draft, offer: Offer, partner: int, partner_slots: Sequence[Slot]) -> None:
     """The offer's maker and its partner swap what the offer gives for the partner's cards
     (those slots, and the face-up cards it wanted); the offer closes and its bids lapse."""
-    maker, other = draft.players[offer.maker], draft.players[partner]
     # What each side gives goes to the other side's pending area, never into a hand.
-    other.pending.extend(_remove_from_hand(draft, offer.maker, offer.give_hand))
+    to_partner = _remove_from_hand(draft, offer.maker, offer.give_hand)
     for card in offer.give_face_up:
         draft.face_up.remove(card)
-        other.pending.append(card)
-    maker.pending.extend(_remove_from_hand(draft, partner, partner_slots))
+        to_partner.append(card)
+    to_maker = _remove_from_hand(draft, partner, partner_slots)
     for card in offer.want_cards:
         if card in draft.face_up:
             draft.face_up.remove(card)
-            maker.pending.append(card)
+            to_maker.append(card)
+    for seat, cards in ((partner, to_partner), (offer.maker, to_maker)):
+        if cards:
+            draft.players.changing(seat).pending.extend(cards)
     draft.offers.remove(offer)
     _drop_impossible_offers(draft)
 
@@ -1036,7 +1070,8 @@ def _end_trading(draft: _Draft, seat: int, action: EndTrading) -> None:
     _check_trading(draft)
     if seat != draft.active:
         raise RuleError("only the active player ends trading")
-    draft.players[seat].pending.extend(draft.face_up)  # face-up cards nobody took stay with it
+    if draft.face_up:  # face-up cards nobody took stay with it
+        draft.players.changing(seat).pending.extend(draft.face_up)
     draft.face_up.clear()
     draft.offers.clear()
     draft.bids.clear()

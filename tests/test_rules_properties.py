@@ -131,6 +131,20 @@ def test_a_hand_changes_only_by_removing_cards_or_drawing_to_the_back(game):
 
 @SETTINGS
 @given(games)
+def test_an_action_shares_what_it_does_not_change_with_the_state_before_it(game):
+    """Copying every player and every epoch's hidden cards was most of an action's cost: a
+    player or an epoch that an action leaves as it was is the very object it was."""
+    players, seed = game
+    for move in applied(players, seed):
+        before, after = move.before, move.after
+        for old, new in zip(before.players, after.players, strict=True):
+            assert new is old or new != old, move.action
+        for old_cards, new_cards in zip(before.hidden, after.hidden, strict=False):
+            assert new_cards is old_cards or new_cards != old_cards, move.action
+
+
+@SETTINGS
+@given(games)
 def test_coins_only_ever_decrease_by_buying_the_third_field(game):
     players, seed = game
     for move in applied(players, seed):
