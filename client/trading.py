@@ -136,14 +136,17 @@ class Trader:
         step refuses (another seat's move came first) leaves the offer open, to be answered
         again."""
         waiting = [o for o in state.offers if seat in accepters(state, o)]
-        ranked = sorted(
-            waiting, key=lambda o: -self._best_acceptance(state, seat, hand, farm, o)[0]
-        )
+        first = {o.id: self._best_acceptance(state, seat, hand, farm, o) for o in waiting}
+        ranked = sorted(waiting, key=lambda o: -first[o.id][0])
         answers: list[Action] = []
+        accepted = False  # a rejection changes no other offer's best deal; a deal may
         for n, offer in enumerate(ranked):
             if offer not in state.offers or seat not in accepters(state, offer):
                 continue  # it went with a deal taken before it
-            deal = self._best_acceptance(state, seat, hand, farm, offer)[1]
+            if accepted:
+                deal = self._best_acceptance(state, seat, hand, farm, offer)[1]
+            else:
+                deal = first[offer.id][1]
             # A bid promises its cards: a deal before it may have promised them already.
             after = _if_legal(state, seat, deal) if deal is not None else None
             answer: Action = deal if deal is not None and after is not None else Reject(offer.id)
@@ -151,6 +154,7 @@ class Trader:
             answers.append(answer)
             if isinstance(answer, Accept) and n + 1 < len(ranked):
                 farm = Holding.of(state, seat, hand, farm.out.tuning)
+                accepted = True
         return answers
 
     def _best_acceptance(
