@@ -22,7 +22,7 @@ from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from itertools import accumulate
 
-from protocol.cards import BEANOMETER, BEANS, Card, bean_of, coins
+from protocol.cards import ALL_CARDS, BEANOMETER, BEANS, Card, bean_of, coins
 from protocol.kdf import Stream
 from protocol.rules import Phase, SingletonRule, Slot, State
 
@@ -39,8 +39,14 @@ FULL: tuple[int, ...] = tuple(max(n for n in BEANOMETER[bean] if n is not None) 
 Field = tuple[int, int]  # (bean index or EMPTY, cards)
 
 
+_INDEX_OF: tuple[int, ...] = tuple(BEAN_INDEX[bean_of(card)] for card in ALL_CARDS)
+
+
 def index_of(card: Card) -> int:
-    return BEAN_INDEX[bean_of(card)]
+    """The bean index of a card (a table: the planner asks this half a million times a game)."""
+    if not 0 <= card < len(_INDEX_OF):
+        raise ValueError(f"there is no card {card}")
+    return _INDEX_OF[card]
 
 
 @dataclass(frozen=True)
@@ -72,16 +78,31 @@ class Outlook:
     draw_count: int  # cards drawn into the hand at the end of a turn
     rule: SingletonRule
     tuning: Tuning = TUNING
+    # Worked out once: an outlook is a key of the planting caches, and `grow` is asked for
+    # in every farm played forward.
+    _hash: int = field(init=False, compare=False, repr=False)
+    _growth: tuple[tuple[float, ...], tuple[float, ...]] = field(
+        init=False, compare=False, repr=False
+    )
+
+    def __post_init__(self) -> None:
+        t = self.tuning
+        per_turn = t.keep_per_turn + t.traded_in_per_turn * (self.players - 1)
+        known = tuple(per_turn * odds for odds in self.odds)
+        unknown = tuple((per_turn + t.front_per_turn) * odds for odds in self.odds)
+        object.__setattr__(self, "_growth", (unknown, known))
+        compared = (self.odds, self.own_turns, self.turns_to_next, self.turns_left)
+        compared += (self.players, self.draw_count, self.rule, self.tuning)
+        object.__setattr__(self, "_hash", hash(compared))
+
+    def __hash__(self) -> int:
+        return self._hash
 
     def grow(self, bean: int, known_hand: bool) -> float:
         """Cards of `bean` expected to join a field of it per own turn from unseen cards: kept
         face-up cards, cards traded in on the others' turns, and (once the known hand is
         planted) drawn cards reaching the front."""
-        t = self.tuning
-        per_turn = t.keep_per_turn + t.traded_in_per_turn * (self.players - 1)
-        if not known_hand:
-            per_turn += t.front_per_turn
-        return per_turn * self.odds[bean]
+        return self._growth[known_hand][bean]
 
 
 def unseen_cards(state: State, hand: Mapping[Slot, Card]) -> list[int]:
@@ -91,7 +112,7 @@ def unseen_cards(state: State, hand: Mapping[Slot, Card]) -> list[int]:
     own = set(hand.values())
     for card in state.hidden[state.deck.epoch]:
         if card not in own:
-            current[index_of(card)] += 1
+            current[_INDEX_OF[card]] += 1  # a card of the state's deck
     return current
 
 

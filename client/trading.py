@@ -136,7 +136,8 @@ class Trader:
         step refuses (another seat's move came first) leaves the offer open, to be answered
         again."""
         waiting = [o for o in state.offers if seat in accepters(state, o)]
-        first = {o.id: self._best_acceptance(state, seat, hand, farm, o) for o in waiting}
+        legal = legal_actions(state, seat, hand)  # for every offer at once
+        first = {o.id: self._best_acceptance(state, seat, hand, farm, o, legal) for o in waiting}
         ranked = sorted(waiting, key=lambda o: -first[o.id][0])
         answers: list[Action] = []
         accepted = False  # a rejection changes no other offer's best deal; a deal may
@@ -158,15 +159,21 @@ class Trader:
         return answers
 
     def _best_acceptance(
-        self, state: State, seat: int, hand: Mapping[Slot, Card], farm: Holding, offer: Offer
+        self,
+        state: State,
+        seat: int,
+        hand: Mapping[Slot, Card],
+        farm: Holding,
+        offer: Offer,
+        legal: Sequence[Action] | None = None,
     ) -> tuple[float, Accept | None]:
         """The best way to accept the offer and its score (gain less envy), or None when no
-        way scores above the margin."""
+        way scores above the margin. `legal`: the seat's legal actions now, if known."""
         received = _cards_given(state, offer)
         mine = {card: slot for slot, card in farm.hand}
         base = self._worth(state, seat, farm)
         best, best_score = None, self.margin
-        for choice in legal_actions(state, seat, hand):
+        for choice in legal if legal is not None else legal_actions(state, seat, hand):
             if not isinstance(choice, Accept) or choice.offer != offer.id:
                 continue
             given_cards = [card for _, card in choice.give_hand] + list(offer.want_cards)

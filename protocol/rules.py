@@ -879,13 +879,14 @@ def _bidders(table: _Table, offer: Offer) -> set[int]:
     return {b.bidder for b in table.bids if b.offer == offer.id}
 
 
-def _accepters(table: _Table, offer: Offer) -> list[int]:
-    """The seats that may accept the offer now (to everyone: bid on it, once each)."""
+def _accepters(table: _Table, offer: Offer, bidders: AbstractSet[int] | None = None) -> list[int]:
+    """The seats that may accept the offer now (to everyone: bid on it, once each).
+    `bidders`: the offer's bidders, when the caller knows them."""
     if offer.to is not None:
         candidates = [offer.to]
     else:
-        bidders = _bidders(table, offer)
-        candidates = [s for s in range(len(table.players)) if s not in (offer.maker, *bidders)]
+        bid = _bidders(table, offer) if bidders is None else bidders
+        candidates = [s for s in range(len(table.players)) if s != offer.maker and s not in bid]
     unanswered = [s for s in candidates if (offer.id, s) not in table.rejections]
     if not offer.want_cards:
         return unanswered
@@ -893,20 +894,41 @@ def _accepters(table: _Table, offer: Offer) -> list[int]:
     return [s for s in unanswered if wanted <= _visible_cards_of(table, s)]
 
 
+class _OfferCheck:
+    """Whether offers are still possible, reading the table once for all of them."""
+
+    def __init__(self, table: _Table) -> None:
+        self.table = table
+        self.face_up = set(table.face_up)
+        self.bidders: dict[int, set[int]] = {}
+        for bid in table.bids:
+            self.bidders.setdefault(bid.offer, set()).add(bid.bidder)
+        self.hand_slots: dict[int, set[Slot]] = {}
+
+    def possible(self, offer: Offer) -> bool:
+        """The offer's cards are still there, and a bid stands or somebody may answer."""
+        slots = self.hand_slots.get(offer.maker)
+        if slots is None:
+            slots = {h.slot for h in self.table.players[offer.maker].hand}
+            self.hand_slots[offer.maker] = slots
+        bidders = self.bidders.get(offer.id, set())
+        return (
+            set(offer.give_hand) <= slots
+            and set(offer.give_face_up) <= self.face_up
+            and bool(bidders or _accepters(self.table, offer, bidders))
+        )
+
+
 def offer_possible(table: _Table, offer: Offer) -> bool:
     """Whether the offer's cards are still there and a bid stands or somebody may answer."""
-    hand_slots = {h.slot for h in table.players[offer.maker].hand}
-    return (
-        set(offer.give_hand) <= hand_slots
-        and set(offer.give_face_up) <= set(table.face_up)
-        and bool(_bidders(table, offer) or _accepters(table, offer))
-    )
+    return _OfferCheck(table).possible(offer)
 
 
 def _drop_impossible_offers(draft: _Draft) -> None:
     """Offers whose cards are gone, or that nobody may answer any more, are withdrawn; bids
     and rejections go with their offers."""
-    draft.offers = [o for o in draft.offers if offer_possible(draft, o)]
+    check = _OfferCheck(draft)
+    draft.offers = [o for o in draft.offers if check.possible(o)]
     open_ids = {o.id for o in draft.offers}
     draft.bids = [b for b in draft.bids if b.offer in open_ids]
     draft.rejections = {r for r in draft.rejections if r[0] in open_ids}
