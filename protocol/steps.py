@@ -205,20 +205,21 @@ def apply_step(
         for seat in sorted(actions):
             check_own_actions(state, seat, actions[seat])
     start = state
-    ordered = {seat: in_step_order(start, seat, actions[seat]) for seat in sorted(actions)}
+    moves = [
+        (seat, action)
+        for seat in sorted(actions)
+        for action in in_step_order(start, seat, actions[seat])
+    ]
+    moves.sort(key=lambda move: group_of(start, *move))  # stable: by seat, then step order
     refusals, applied = [], []
-    for group in Group:
-        for seat, own in ordered.items():
-            for action in own:
-                if group_of(start, seat, action) is not group:
-                    continue
-                try:
-                    after = apply(state, seat, action, hold_draws=True)
-                except RuleError as error:
-                    refusals.append(Refusal(seat, action, str(error)))
-                    continue
-                applied.append(Applied(seat, action, state, after))
-                state = after
+    for seat, action in moves:
+        try:
+            after = apply(state, seat, action, hold_draws=True)
+        except RuleError as error:
+            refusals.append(Refusal(seat, action, str(error)))
+            continue
+        applied.append(Applied(seat, action, state, after))
+        state = after
     if draw_due(state):
         after = apply(state, None, DrawForTable())
         applied.append(Applied(None, DrawForTable(), state, after))
