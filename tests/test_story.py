@@ -120,11 +120,16 @@ def test_a_small_game_is_drawn_as_expected():
     ]
 
 
-@given(st.integers(min_value=3, max_value=7), st.integers(min_value=1, max_value=60))
-def test_a_crowded_story_fits_the_screen_below_the_outcome(players, turns):
-    """Every player harvesting every bean twice, with long names: one line each, the beans
-    that do not fit counted, and the whole story within HEIGHT lines of 80 columns."""
-    names = [name + "-with-a-long-name" for name in NAMES[:players]]
+@given(
+    st.integers(min_value=3, max_value=7),
+    st.integers(min_value=1, max_value=60),
+    st.integers(min_value=0, max_value=24),
+)
+def test_a_crowded_story_fits_the_screen_below_the_outcome(players, turns, longer):
+    """Every player harvesting every bean twice, with names of any length: one line each, the beans
+    that do not fit counted, the whole story within HEIGHT lines of 80 columns, and the same
+    story on every player's screen."""
+    names = [name + "-" + "x" * longer for name in NAMES[:players]]
     story = GameStory(
         sales=[
             Sale(1 + (n % turns), seat, bean, 4 + n % 9, 1 + n % 4)
@@ -138,11 +143,14 @@ def test_a_crowded_story_fits_the_screen_below_the_outcome(players, turns):
     )
     lines = to_plain_text(render_story(story, names, 0)).splitlines()
     assert len(lines) <= HEIGHT and all(len(line) <= WIDTH for line in lines), lines
+    for me in range(1, players):  # every player sees the same story, but for "(you)"
+        seen = to_plain_text(render_story(story, names, me)).replace(" (you)", "")
+        assert seen == "\n".join(lines).replace(" (you)", "")
     for seat, name in enumerate(names):
         line = next(line for line in lines if line.startswith(f"{seat + 1} {name}"))
         shown = len(re.findall(r"\d+→\d+ in 2", line))
-        more = re.search(r"(\d+) more beans? paid$", line)
-        assert shown >= 1 and more is not None, line
+        more = re.search(r"(\d+) (more )?beans? paid$", line)
+        assert more is not None and bool(shown) == bool(more.group(2)), line
         assert shown + int(more.group(1)) == len(Bean), line
     chart = lines[lines.index(next(line for line in lines if line.startswith("Coins at"))) :]
     assert sum(1 for row in chart if re.match(r" {0,3}\d* *[|+]", row)) >= 3  # rows and axis

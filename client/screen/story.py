@@ -19,6 +19,7 @@ CHART_ROWS = 7  # rows of the plot, from 0 coins to the most anyone had
 MIN_CHART_ROWS = 3  # 0, the middle and the top
 LABEL_COLUMNS = 4  # the coin counts on the left
 SEVERAL = "*"  # two or more players at one point
+YOU = " (you)"  # after this person's own name
 
 
 def render_story(
@@ -46,10 +47,12 @@ def _player_line(
     """ "1 ann (you): 14 coins  chili 11→5 in 3, soy 9→4 in 2; 6 more cards sold for nothing":
     for each bean that paid, the cards its harvests (and final sales) sold, the coins they
     paid, and how many there were, best first; what does not fit in the line is counted
-    ("3 more beans paid"). Plain mode and `replay --summary` say it all."""
+    ("3 more beans paid"), the same for every seat's screen. Plain mode and `replay
+    --summary` say it all."""
     coins = story.coins_of(seat)
     final = story.result.scores[seat] if story.result is not None else (coins[-1] if coins else 0)
-    who = f"{seat + 1} {name}" + (" (you)" if seat == me and name.casefold() != "you" else "")
+    marked = seat == me and name.casefold() != "you"
+    who = f"{seat + 1} {name}" + (YOU if marked else "")
     by_bean: dict[Bean, tuple[int, int, int]] = {}
     for sale in story.sales_of(seat):
         cards, paid, times = by_bean.get(sale.bean, (0, 0, 0))
@@ -62,15 +65,16 @@ def _player_line(
     ]
     unpaid = sum(cards for cards, paid, _ in by_bean.values() if not paid)
     head = f"{who}: {final} coin{'' if final == 1 else 's'}  "
+    room = width - (0 if marked else len(YOU))  # every player's screen lists the same beans
     style = "class:me" if seat == me else ""
     nothing = f"; {unpaid} more card{'' if unpaid == 1 else 's'} sold for nothing"
     for shown in range(len(parts), -1, -1):
         left = len(parts) - shown
         more = f"{left} {'more ' if shown else ''}bean{'' if left == 1 else 's'} paid"
         sold = ", ".join(parts[:shown] + ([more] if left else [])) or "no harvest paid"
-        if unpaid and not left and len(head + sold + nothing) <= width:
+        if unpaid and not left and len(head + sold + nothing) <= room:
             sold += nothing
-        if len(head + sold) <= width:
+        if len(head + sold) <= room:
             return [(style, head + sold)]
     return [(style, head.rstrip())]  # a name as long as the screen
 
@@ -89,10 +93,9 @@ def chart(
     columns = min(turns, width - LABEL_COLUMNS - 2)
     top = max(1, *(max(values) for values in series))
     legend = ", ".join(f"{seat + 1} {name}" for seat, name in enumerate(names))
-    lines: list[list[tuple[str, str]]] = [
-        [("class:title", "Coins at the end of each turn"), ("", f" ({legend}; * several):")]
-    ]
-    if len(legend) + 40 > width:  # seven long names: the legend on lines of its own
+    title, said = "Coins at the end of each turn", f" ({legend}; * several):"
+    lines: list[list[tuple[str, str]]] = [[("class:title", title), ("", said)]]
+    if len(title + said) > width:  # long names: the legend on lines of its own
         lines = [[("class:title", "Coins at the end of each turn:")]]
         lines += [[("", part)] for part in wrap(legend + "; * several", width)]
     rows = min(CHART_ROWS, top + 1, max(MIN_CHART_ROWS, height - len(lines) - 2))
