@@ -157,10 +157,11 @@ def _new_offer_named(state: State, actions: Sequence[Action], action: Action) ->
 
 
 def _own(
-    state: State, seat: int, actions: Sequence[Action], opened: list[tuple[Slot, Card]]
-) -> State:
-    """The state after the seat's actions alone, in step order; ForbiddenAction if illegal.
-    The hidden hand cards they open (with the cards claimed) are added to `opened`."""
+    state: State, seat: int, actions: Sequence[Action]
+) -> tuple[State, list[tuple[Slot, Card]]]:
+    """The state after the seat's actions alone, in step order, and the hidden hand cards
+    they open (with the cards they claim those are); ForbiddenAction if illegal."""
+    opened: list[tuple[Slot, Card]] = []
     for action in actions:
         new = _new_offer_named(state, actions, action)
         if new is not None:
@@ -172,7 +173,7 @@ def _own(
             state = apply(state, seat, action, hold_draws=True)
         except RuleError as error:
             raise ForbiddenAction(seat, action, str(error)) from None
-    return state
+    return state, opened
 
 
 def check_own_actions(
@@ -180,16 +181,14 @@ def check_own_actions(
 ) -> list[tuple[Slot, Card]]:
     """Raise ForbiddenAction unless the seat's actions are legal, in step order, from `state`;
     the hidden hand cards they open, with the cards they claim those are."""
-    opened: list[tuple[Slot, Card]] = []
-    _own(state, seat, actions, opened)
-    return opened
+    return _own(state, seat, actions)[1]
 
 
 def apply_own(state: State, seat: int, actions: Sequence[Action]) -> State:
     """The state after the seat's actions alone, as a step would apply them (a client's dry
     run before sending), or RuleError saying why they may not be sent."""
     try:
-        state = _own(state, seat, actions, [])
+        state = _own(state, seat, actions)[0]
     except ForbiddenAction as refused:
         raise RuleError(refused.reason) from None
     return apply(state, None, DrawForTable()) if draw_due(state) else state
