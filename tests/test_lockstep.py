@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import copy
 import secrets
+from collections import Counter
 
 import pytest
 
@@ -26,7 +27,7 @@ from protocol.rules import (
     Withdraw,
 )
 from protocol.simulate import game_seed
-from tests.lockstep_harness import LocalGame
+from tests.lockstep_harness import LocalGame, seeds_for
 
 
 def entitled_views_only(game: LocalGame) -> None:
@@ -393,3 +394,32 @@ def test_keys_message_types_are_checked():
 
     cheat = caught(game, {}, only(0, keys_to_itself))
     assert cheat.seat == 0
+
+
+@pytest.mark.slow
+def test_a_message_without_moves_is_made_again_the_same_by_a_seat_rebuilt_from_the_steps():
+    """What lets a client send such a message before it is on disk (client/game.py
+    `_publish`): after a crash, the seat rebuilt from its seed and the signed steps makes the
+    same bytes for that step, in deck rounds, ordinary steps and the seed's reveal alike."""
+    game = LocalGame.new(3, proof_rounds=1, label=b"made again")
+    sent: list[dict[int, bytes]] = []
+
+    def record(step, seat, payload, lockstep):
+        if seat == 0:
+            sent.append({})
+        sent[-1][seat] = payload
+        return payload
+
+    game.play([GreedyBot(), RandomBot(game_seed(9, 1)), GreedyBot()], record)
+    seat = 1
+    rebuilt = Lockstep(game.seats[seat].config, seat, seeds_for(3, b"made again")[seat])
+    checked = Counter()
+    for step, payloads in enumerate(sent):
+        body = StepBody.decode(payloads[seat])
+        if not body.actions:
+            kind = "deal" if rebuilt.dealing is not None else "seed" if body.final else "play"
+            assert copy.deepcopy(rebuilt).compose() == payloads[seat], f"step {step} ({kind})"
+            checked[kind] += 1
+        rebuilt.play(payloads)
+    assert checked["deal"] >= 10 and checked["play"] >= 50 and checked["seed"] == 1, checked
+    assert rebuilt.final is not None and rebuilt.final.agreed

@@ -306,6 +306,8 @@ class DeckPlayer:
 
     def _answers(self, state: EpochState, round_: int) -> ShuffleAnswers:
         mine = self._epochs[state.epoch]
+        if not mine.shadows:  # rebuilt from the signed steps after a crash: made from the seed
+            self._prepare_shadows(state)
         answers = [
             answer_round(self._group, bit, mine.shuffle_key, mine.permutation, key, perm)
             for bit, (_, key, perm) in zip(state.challenges[self.seat], mine.shadows, strict=True)
