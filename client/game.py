@@ -72,6 +72,7 @@ PRESENT_SILENCE = 3.0  # a peer not heard from this long is not present (step_wa
 PRESENT_GRACE = 10.0  # at least this long to answer, for a seat back after the deadline
 ABANDON_AFTER = 300.0  # seconds a seat may be away before the others vote to end without it
 ANSWER_INTERVAL = 0.5  # a peer's heartbeats about one step are answered at most this often
+PASSIVE_AHEAD = 16  # steps a message without moves may go out for per sync of the game file
 FOLLOW_GRACE = 2.0  # seconds a complete step may still take to come in before following
 CHAT_BURST = 10  # chat lines a peer may send at once, then CHAT_PER_SECOND
 CHAT_PER_SECOND = 2.0
@@ -238,6 +239,8 @@ class PeerGame(MeshHandler):
         self.done: Deferred[Outcome] = Deferred()
         self.outcome: Outcome | None = None
         self._own_frames: dict[int, Frame] = {}  # signed before a crash, to be sent again
+        self._passive_until = -1  # messages without moves may go out up to here (on disk)
+        self._passive_after_restart = -1  # ... and went out up to here before a crash, maybe
         self._lingering: Any = None  # after the end, until every peer has the last step
         self._last_beat = 0.0
         self._ticker = LoopingCall(self._tick)
@@ -279,6 +282,7 @@ class PeerGame(MeshHandler):
             self.history[step] = list(frames)
             self.step = step + 1
         self._own_frames = {step: f for step, f in saved.own.items() if step >= self.step}
+        self._passive_until = self._passive_after_restart = saved.passive_until
         self._refresh()
 
     def submit(self, actions: Sequence[Action]) -> None:
@@ -828,8 +832,13 @@ class PeerGame(MeshHandler):
         self._refresh()
 
     def _compose(self, step: int) -> None:
+        """This seat's message for the step: with the queued moves, unless this seat may have
+        sent a message without moves for this step before a crash (then that same message
+        again, and the moves wait for a later step)."""
         self._step_started.setdefault(step, self.reactor.seconds())
-        actions, self.queued = self.queued, []
+        actions: list[Action] = []
+        if step > self._passive_after_restart:
+            actions, self.queued = self.queued, []
         self._busy = True
         work = self._in_thread(self.lockstep.compose, actions)
 
@@ -839,17 +848,25 @@ class PeerGame(MeshHandler):
             self.turn_clock.check()  # a clock spent while these moves were on their way
             self.player.may_act(self)
 
-        work.addCallbacks(lambda payload: self._publish(step, payload), refused)
+        work.addCallbacks(lambda payload: self._publish(step, payload, bool(actions)), refused)
         work.addErrback(self._crashed)
         work.addBoth(self._idle)
 
-    def _publish(self, step: int, payload: bytes) -> None:
-        """Sign this seat's message for the step, make it durable, and send it to every peer
-        (durable first: after a crash the same message is sent again, never another)."""
+    def _publish(self, step: int, payload: bytes, moves: bool) -> None:
+        """Sign this seat's message for the step and send it to every peer, never another
+        for the step, even after a crash. A message with the player's moves is on disk
+        before it leaves, to be sent again. One without moves is not recorded: it is what
+        the seed and the signed steps before it make (Ed25519 signs it the same each time),
+        so it would be signed again the same; only the steps it may have gone out for are
+        on disk (PASSIVE_AHEAD at a time), for a restarted client sends no moves for them."""
         if self.outcome is not None or self.ending is not None:
             return
         frame = sign(self.identity, StepFrame(self.game_id, step, self.seat, payload)).frame
-        self.gamefile.own(step, frame)
+        if moves:
+            self.gamefile.own(step, frame)
+        elif step > self._passive_until:
+            self._passive_until = step + PASSIVE_AHEAD
+            self.gamefile.passive_until(self._passive_until)
         self._send_own(step, frame)
 
     def _send_own(self, step: int, frame: Frame) -> None:

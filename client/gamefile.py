@@ -4,8 +4,8 @@ game goes (format in docs/gamefile.md).
 A client that crashes comes back from it (`bean-client resume`); anyone can audit or replay a
 finished game from it. It holds the seat's seed, from which every secret of that seat derives,
 so it is created readable by its owner only. Each record is a 4-byte big-endian length and a
-msgpack map; the file is synced at every step boundary, and a torn last record (a crash
-mid-write) is ignored when reading.
+msgpack map; what must survive a crash is synced before it matters, and a torn last record (a
+crash mid-write) is ignored when reading.
 """
 
 from __future__ import annotations
@@ -22,7 +22,8 @@ import msgpack
 from protocol.messages import GameStart
 from protocol.table import AgreedTable
 
-FORMAT = 1
+FORMAT = 2  # 1: every message of this seat recorded (no `passive_until`); still read
+READABLE = (1, FORMAT)
 _PREFIX = struct.Struct(">I")
 MAX_RECORD = 64 * 1024 * 1024
 
@@ -86,10 +87,17 @@ class GameFileWriter:
         os.write(self._fd, _PREFIX.pack(len(packed)) + packed)
 
     def own(self, step: int, frame: Frame) -> None:
-        """This seat's signed message for a step, synced before it is sent: a client that
-        crashes and resumes sends that same message again, never a different one (which
-        would be equivocation)."""
+        """This seat's signed message for a step that carries its player's moves, synced
+        before it is sent: a client that crashes and resumes sends that same message again,
+        never a different one (which would be equivocation)."""
         self.write({"kind": "own", "step": step, "frame": list(frame)})
+        self.sync()
+
+    def passive_until(self, step: int) -> None:
+        """Synced before this seat sends a message without moves for any step up to `step`
+        (one it can sign again, the same, after a crash): a client that resumes sends
+        only such messages up to there, never moves in their place."""
+        self.write({"kind": "passive_until", "step": step})
         self.sync()
 
     def step(self, step: int, frames: Sequence[Frame]) -> None:
@@ -118,7 +126,8 @@ class GameFile:
     listen_host: str  # where this seat listened for its peers (on the roster's port)
     contributions: tuple[bytes, ...] = ()
     steps: list[list[Frame]] = field(default_factory=list)
-    own: dict[int, Frame] = field(default_factory=dict)  # this seat's messages, by step
+    own: dict[int, Frame] = field(default_factory=dict)  # its messages with moves, by step
+    passive_until: int = -1  # the last step it may have sent a message without moves for
     end: dict[str, Any] | None = None  # the last of the ENDINGS records, with its audit
     whole: int = 0  # bytes up to the end of the last whole record
 
@@ -135,7 +144,7 @@ class GameFile:
     def read(cls, path: Path) -> GameFile:
         records = iter(_records(path.read_bytes()))
         header, whole = next(records, (None, 0))
-        if header is None or header.get("kind") != "header" or header.get("format") != FORMAT:
+        if header is None or header.get("kind") != "header" or header.get("format") not in READABLE:
             raise GameFileError(f"{path} is not a bohnanza-p2p game file (format {FORMAT})")
         try:
             roster = GameStart.from_wire(header["roster"])
@@ -155,6 +164,8 @@ class GameFile:
             elif record.get("kind") == "own":
                 payload, signature = record["frame"]
                 game.own[record["step"]] = (bytes(payload), bytes(signature))
+            elif record.get("kind") == "passive_until":
+                game.passive_until = max(game.passive_until, record["step"])
             elif record.get("kind") in ENDINGS:
                 game.end = record
             elif record.get("kind") == "audit" and game.end is not None:

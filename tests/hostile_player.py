@@ -201,7 +201,7 @@ class HostileGame(PeerGame):
             return  # never ends, never reveals, plays on
         super()._conclude(ending, record)
 
-    def _publish(self, step: int, payload: bytes) -> None:
+    def _publish(self, step: int, payload: bytes, moves: bool) -> None:
         due = step >= self.at and self.lockstep.urgent()
         if "freeze-at" in self.attacks and due and not getattr(self, "_slept", 0):
             self._slept = 1
@@ -222,7 +222,7 @@ class HostileGame(PeerGame):
                 self.identity, StepFrame(self.game_id, step, self.seat, payload)
             ).frame  # held here, never sent
             return
-        super()._publish(step, payload)
+        super()._publish(step, payload, moves)
 
     def _withholds(self, step: int) -> bool:
         if self._withholding is not None:

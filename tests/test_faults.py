@@ -3,6 +3,7 @@ state as the same game (same keys, roster and seeds) played cleanly, over real T
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -10,19 +11,19 @@ from pathlib import Path
 import pytest
 import pytest_twisted
 from twisted.internet import reactor
-from twisted.internet.defer import gatherResults
+from twisted.internet.defer import ensureDeferred, gatherResults
 
 from client.bot_player import BotPlayer
 from client.bots import GreedyBot
 from client.faults import FrameFaults
 from client.game import PeerGame
-from client.gamefile import GameFileWriter
+from client.gamefile import GameFile, GameFileWriter
 from client.mesh import PeerListener
 from protocol.identity import Identity
 from protocol.kdf import Stream, derive
 from protocol.messages import GameStart, Message, RoomOptions, Seat
-from protocol.peer_messages import StepFrame
-from protocol.rules import state_hash
+from protocol.peer_messages import StepBody, StepFrame
+from protocol.rules import legal_actions, state_hash
 from protocol.table import AgreedTable
 from tests.waiting import within
 
@@ -57,9 +58,11 @@ async def play(
     faulty: bool,
     late: Callable[[PeerGame], object] = lambda game: None,
     ports: list[int] | None = None,
+    first: Callable[[PeerGame, PeerListener], object] = lambda game, listener: None,
 ):
     """One game of bots in this process. `ports`: those of an earlier run, so that the roster,
-    and so the game's identity and its deal, are that run's again."""
+    and so the game's identity and its deal, are that run's again. `late` and `first` may
+    change the last seat's game and the first's (with its listener) before it starts."""
     listeners = [PeerListener(reactor, identities[i]) for i in range(PLAYERS)]
     wanted = ports or [0] * PLAYERS
     ports = [
@@ -98,10 +101,11 @@ async def play(
             for seat in range(PLAYERS)
         ]
         late(games[-1])
+        first(games[0], listeners[0])
         for game in games:
             game.start()
         try:
-            outcomes = await within(gatherResults([game.done for game in games]), 600)
+            outcomes = await within(gatherResults([game.done for game in games]), 120)
         finally:
             for listener in listeners:
                 await within(listener.stop())
@@ -144,3 +148,106 @@ async def test_a_seat_that_missed_the_last_steps_gets_them_from_peers_that_stay(
     assert {state_hash(game.lockstep.rules) for game in late} == {
         state_hash(clean[0].lockstep.rules)
     }
+
+
+class MovesAtStep(BotPlayer):
+    """A bot that, once the game is at `step`, first makes a move of its own choosing there
+    (as a person back from a crash might)."""
+
+    def __init__(self, step: int, seed: bytes) -> None:
+        super().__init__(reactor, GreedyBot(seed=seed), patience=NEVER)
+        self.step = step
+        self.tried = False
+
+    def _decide(self, game: PeerGame) -> None:
+        view = game.view
+        if not self.tried and game.step == self.step and view.rules is not None:
+            self.tried = True
+            moves = legal_actions(view.rules, view.seat, view.hand)
+            assert moves, "the step was chosen for a seat that may move"
+            game.submit(moves[:1])
+        super()._decide(game)
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_seat_back_from_a_crash_never_sends_moves_where_it_sent_none_before(tmp_path):
+    """A message without moves goes out before anything is synced (client/game.py
+    `_publish`). Seat 0 crashes just after sending one, at a step where it could have moved,
+    and loses everything its file had not synced; back, it moves there at once. The peers
+    hold the message it sent: moves in its place would be two signed messages for one step,
+    and seat 0 named for equivocation. It must send that message again, the same, and move
+    later; the game ends agreed with nobody named."""
+    identities = [Identity.generate() for _ in range(PLAYERS)]
+    crashed: list[int] = []
+    sent: list[tuple[bytes, bytes]] = []
+    synced: list[int] = []
+    restarted: list[PeerGame] = []
+    failed: list[object] = []
+
+    def crash_after_sending_no_moves(game: PeerGame, listener: PeerListener) -> None:
+        path = game.gamefile.path
+        sync, send_own = game.gamefile.sync, game._send_own
+
+        def sync_and_note() -> None:
+            sync()
+            if not crashed:
+                synced.append(path.stat().st_size)
+
+        def send_and_maybe_crash(step: int, frame: tuple[bytes, bytes]) -> None:
+            send_own(step, frame)
+            rules = game.view.rules
+            if crashed or step < 12 or rules is None or StepBody.decode(frame[0]).actions:
+                return
+            if legal_actions(rules, game.seat, game.view.hand):
+                crashed.append(step)
+                sent.append(frame)
+                reactor.callLater(0, crash)
+
+        def crash() -> None:
+            game.stop("crashed")
+            game.done.addCallback(lambda _: restart())
+
+        async def restart_soon() -> None:
+            await within(listener.stop())
+            listener.port = None  # stopped: the harness need not stop it again
+            os.truncate(path, synced[-1])  # the crash took all that was not synced
+            saved = GameFile.read(path)
+            again = PeerListener(reactor, game.identity)
+            port = game.roster.seats[game.seat].port
+            await within(again.listen(f"tcp:{port}:interface=127.0.0.1"))
+            back = PeerGame(
+                reactor,
+                game.identity,
+                saved.table,
+                saved.seed,
+                again,
+                saved.writer(),
+                MovesAtStep(crashed[0], saved.seed),
+                heartbeat=0.05,
+            )
+            back.restore(saved)
+            restarted.append(back)
+            back.start()
+
+        def restart() -> None:
+            ensureDeferred(restart_soon()).addErrback(failed.append)
+
+        game.gamefile.sync = sync_and_note  # type: ignore[method-assign]
+        game._send_own = send_and_maybe_crash  # type: ignore[method-assign]
+
+    _, outcomes = await play(
+        tmp_path, "crash", identities, faulty=False, first=crash_after_sending_no_moves
+    )
+    assert not failed, failed
+    assert crashed and restarted, "seat 0 never sent a message without moves where it may move"
+    for outcome in outcomes[1:]:
+        assert outcome.cheat is None, outcome.cheat
+    back = restarted[0]
+    final = await within(back.done, 120)
+    await within(back.mesh.listener.stop())
+    for outcome in [*outcomes[1:], final]:
+        assert outcome.final is not None and outcome.final.agreed and outcome.final.audit_passed
+    step, frame = crashed[0], sent[0]
+    after = GameFile.read(back.gamefile.path)
+    assert after.steps[step][0] == frame  # the message sent before the crash, again
+    assert any(moved > step for moved in after.own)  # the move went out later
