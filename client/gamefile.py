@@ -102,7 +102,7 @@ class GameFileWriter:
 
     def step(self, step: int, frames: Sequence[Frame]) -> None:
         """Every seat's signed message of one step, in seat order. Not synced by itself: the
-        next `own` record syncs it, and a step lost in a crash is fetched again from the
+        next record that is syncs it, and a step lost in a crash is fetched again from the
         peers (every message in it is signed)."""
         self.write({"kind": "step", "step": step, "frames": [list(f) for f in frames]})
 

@@ -16,14 +16,16 @@ from tests.cheater import CHEATS, UNPROVABLE
 from tests.processes import client_arguments, isolated_env, results, running_lobby, start, start_bot
 
 PLAYERS = 4
-EXPECTED_REASON = {
-    "wrong-key": "key",
-    "card-not-held": "does not hold",
-    "out-of-order": "withheld its keys",
-    "out-of-turn": "rules forbid",
-    "stale-state": "another state",
-    "equivocation": "equivocation",
-    "withheld": "withheld its message",
+EXPECTED_REASON = {  # any of these words in the verdict's reason
+    "wrong-key": ("key",),
+    # The deck shows the card is not there; or, when the table knows the forged card is
+    # elsewhere (traded to the cheater, or of another deal), the rules refuse it first.
+    "card-not-held": ("does not hold", "cannot be hand card"),
+    "out-of-order": ("withheld its keys",),
+    "out-of-turn": ("rules forbid",),
+    "stale-state": ("another state",),
+    "equivocation": ("equivocation",),
+    "withheld": ("withheld its message",),
 }
 
 
@@ -61,7 +63,7 @@ def test_every_honest_client_stops_the_game_and_names_the_cheater(kind, tmp_path
         cheat = result["cheat"]
         assert cheat is not None, result
         assert result["names"][cheat["seat"]] == "cheater", result
-        assert EXPECTED_REASON[kind] in cheat["reason"], cheat
+        assert any(words in cheat["reason"] for words in EXPECTED_REASON[kind]), cheat
     for game in honest_files:
         assert game.end is not None and game.end["kind"] == "stopped", game.end
         assert game.roster.seats[game.end["seat"]].name == "cheater"
