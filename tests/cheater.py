@@ -17,7 +17,8 @@ import msgpack
 from client.game import PeerGame
 from protocol.deck import Keys
 from protocol.peer_messages import StepBody, StepFrame, sign
-from protocol.rules import Plant
+from protocol.rules import Action, Plant, State
+from protocol.steps import ForbiddenAction, check_own_actions
 
 CHEATS = (
     "wrong-key", "card-not-held", "out-of-order", "out-of-turn", "stale-state",
@@ -31,6 +32,14 @@ def _rewrite(payload: bytes, **changes: Any) -> bytes:
     wire = StepBody.decode(payload).to_wire()
     wire.update(changes)
     return StepBody.from_wire(wire).encode()
+
+
+def _allowed(rules: State, seat: int, action: Action) -> bool:
+    try:
+        check_own_actions(rules, seat, [action])
+    except ForbiddenAction:
+        return False
+    return True
 
 
 class CheatingGame(PeerGame):
@@ -78,10 +87,19 @@ class CheatingGame(PeerGame):
         return plants[0]
 
     def _card_not_held(self, step: int, payload: bytes, body: StepBody) -> bool:
+        """Claim another of its hidden cards as the front one, one the public rules allow
+        there (so that only the deck, opening the slot, can tell)."""
         plant = self._front_plant(body)
-        others = [c for c in self.view.hand.values() if plant is not None and c != plant.card]
-        if plant is None or not others:
+        rules = self.view.rules
+        if plant is None or rules is None:
             return False
+        others = [
+            card
+            for card in self.view.hand.values()
+            if card != plant.card and _allowed(rules, self.seat, Plant(plant.field, card))
+        ]
+        if not others:
+            return False  # a later plant, then
         forged = {"type": "plant", "field": plant.field, "card": others[0]}
         self._send(step, _rewrite(payload, actions=[forged]))
         return True
