@@ -48,6 +48,7 @@ from protocol.cards import Card
 from protocol.identity import Identity, SignatureError, Verifier
 from protocol.lockstep import Cheat, Final, ForkedState, GameConfig, Lockstep, StepReport
 from protocol.messages import Message, MessageError
+from protocol.messages import encode as encode_message
 from protocol.peer_messages import (
     Ended,
     EndVote,
@@ -235,6 +236,9 @@ class PeerGame(MeshHandler):
         self.step = 0  # the step being played; the lockstep's own counter moves in a worker thread
         self.inbox: dict[int, dict[int, Frame]] = {}
         self.history: dict[int, list[Frame]] = {}
+        # The wire bytes of every step message held for the step just played, the current
+        # one and the next, and their steps: a relayed copy is dropped before it is decoded.
+        self._held_wire: dict[bytes, int] = {}
         self.queued: list[Action] = []
         self.done: Deferred[Outcome] = Deferred()
         self.outcome: Outcome | None = None
@@ -341,6 +345,13 @@ class PeerGame(MeshHandler):
             self.player.notice(
                 self, f"closed the link to {self.names[seat]} ({reason}); nobody is blamed"
             )
+
+    def is_copy(self, seat: int, payload: bytes) -> bool:
+        if payload not in self._held_wire:
+            return False
+        self._peers[seat].heard = self.reactor.seconds()
+        self.dropped["copies"] += 1
+        return True
 
     def received(self, seat: int, message: Message) -> None:
         peer = self._peers[seat]
@@ -786,6 +797,7 @@ class PeerGame(MeshHandler):
             self._stop(Cheat(author, step, reason), (held, frame.frame))
             return
         self.inbox.setdefault(step, {})[author] = frame.frame
+        self._held_wire[encode_message(frame)] = step
         self._started(step)
         self._pump()
 
@@ -872,7 +884,9 @@ class PeerGame(MeshHandler):
     def _send_own(self, step: int, frame: Frame) -> None:
         self.inbox.setdefault(step, {})[self.seat] = frame
         self._started(step)
-        self.mesh.broadcast(StepFrame(self.game_id, step, self.seat, *frame))
+        message = StepFrame(self.game_id, step, self.seat, *frame)
+        self._held_wire[encode_message(message)] = step
+        self.mesh.broadcast(message)
 
     def _play(self, step: int) -> None:
         frames = [self.inbox[step][seat] for seat in range(self.players)]
@@ -892,6 +906,7 @@ class PeerGame(MeshHandler):
                 self.gamefile.sync()
             self.history[step] = frames
             del self.inbox[step]
+            self._held_wire = {w: held for w, held in self._held_wire.items() if held >= step}
             self.step = step + 1
             self._votes.at(self.step)
             self._my_vote, self._escalated = None, set()  # a vote lapses with its step

@@ -82,6 +82,11 @@ class MeshHandler:
 
     def received(self, seat: int, message: Message) -> None: ...
 
+    def is_copy(self, seat: int, payload: bytes) -> bool:
+        """Whether a frame from `seat` is, byte for byte, a message held already: it is then
+        dropped unread (relays bring every step message to every seat several times)."""
+        return False
+
     def misbehaved(self, seat: int, reason: str) -> None:
         """A peer wrote, on its own sealed link, something that breaks the link protocol, or
         stopped reading it; the link is closed. No signature proves it to anyone else, so it
@@ -224,6 +229,8 @@ class PeerLink(Protocol):
     def _frame(self, payload: bytes) -> None:
         if self.authenticated:
             assert self.mesh is not None and self.seat is not None
+            if self.mesh.handler.is_copy(self.seat, payload):
+                return
             message = PEER_LINK.decode(payload)
             try:
                 self.mesh.handler.received(self.seat, message)

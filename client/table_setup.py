@@ -169,6 +169,9 @@ class TableSetup(MeshHandler):
         elif self.agreed is None:
             self._refuse(f"{self.names[seat]}'s client broke the link protocol: {reason}")
 
+    def is_copy(self, seat: int, payload: bytes) -> bool:
+        return self.game is not None and self.game.is_copy(seat, payload)
+
     def received(self, seat: int, message: Message) -> None:
         if isinstance(message, TableCommit):
             self._commit(seat, message)

@@ -14,7 +14,7 @@ from client.game import ANSWER_INTERVAL, CHAT_BURST, CHAT_PER_SECOND, PeerGame, 
 from client.gamefile import GameFileWriter
 from protocol.identity import Identity
 from protocol.lockstep import ForkedState
-from protocol.messages import GameStart, Message, RoomOptions, Seat
+from protocol.messages import GameStart, Message, RoomOptions, Seat, encode
 from protocol.peer_messages import (
     MAX_STEP,
     Ended,
@@ -193,6 +193,32 @@ def test_another_version_of_the_step_just_played_is_equivocation(tmp_path):
     assert game.ending is not None and game.ending.cheat is not None
     assert game.ending.cheat.seat == 3 and "equivocation" in game.ending.cheat.reason
     assert {frame for frame in game.ending.evidence} == {one.frame, other.frame}
+
+
+def test_a_relayed_copy_of_a_held_message_is_dropped_unread_and_another_version_is_not(
+    tmp_path,
+):
+    """Relays bring every step message to every seat several times. The mesh asks `is_copy`
+    before it decodes a frame: a byte-for-byte copy of a message held is dropped there (its
+    sender still counts as heard), while another version is read, and caught."""
+    game, mesh, clock, identities = a_game(tmp_path)
+    played_steps(game, 5)
+    game._busy = True  # this seat's own message for the step is on its way
+    body = StepBody(game=game.game_id, step=5, seat=3, state=bytes(32))
+    one = sign(identities[3], StepFrame(game.game_id, 5, 3, body.encode()))
+    assert not game.is_copy(3, encode(one))
+    game.received(3, one)
+    assert game.inbox[5][3] == one.frame and len(step_frames_sent(mesh)) == 2  # relayed
+    clock.advance(5)
+    assert game.is_copy(1, encode(one)) and game.is_copy(2, encode(one))
+    assert game.dropped["copies"] == 2 and len(step_frames_sent(mesh)) == 2
+    assert game._peers[1].heard == game._peers[2].heard == clock.seconds()
+    other_body = StepBody(game=game.game_id, step=5, seat=3, state=bytes(range(32)))
+    other = sign(identities[3], StepFrame(game.game_id, 5, 3, other_body.encode()))
+    assert not game.is_copy(1, encode(other))
+    game.received(1, other)
+    assert game.ending is not None and game.ending.cheat is not None
+    assert game.ending.cheat.seat == 3 and "equivocation" in game.ending.cheat.reason
 
 
 def test_a_seat_that_keeps_changing_its_vote_gets_each_vote_relayed_once(tmp_path):
