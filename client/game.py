@@ -105,8 +105,10 @@ class StepKind(Enum):
 
 @dataclass(frozen=True)
 class StepTiming:
-    """How long a step took here: from the first message this seat saw or made for it to
-    the step applied."""
+    """How long a step took here: from the first message this seat saw or made for it, or
+    from the step before applied here if that came later, to the step applied. So no time
+    counts twice: a seat still busy with one step when the next one's first message comes
+    has not begun the next one yet."""
 
     step: int
     seconds: float
@@ -813,9 +815,12 @@ class PeerGame(MeshHandler):
         return self.inbox.get(step, {}).get(seat)
 
     def _started(self, step: int) -> None:
-        now = self.reactor.seconds()
-        self._step_started.setdefault(step, now)
+        """A message for `step` is here. The step's clock starts once this seat is at it: a
+        message for the next step that comes while this seat still applies the current one
+        waits for it, and that wait is the current step's (`played` starts the clock)."""
         if step == self.step:
+            now = self.reactor.seconds()
+            self._step_started.setdefault(step, now)
             self.watch.begin(step, now)
             self.watch.arrived = set(self.inbox.get(step, {}))
 
