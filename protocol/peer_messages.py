@@ -12,6 +12,7 @@ on the header alone; the signature covers both, and the kind (`signed_bytes`).
 from __future__ import annotations
 
 import dataclasses
+import functools
 import struct
 from typing import Annotated, Any, ClassVar, TypeVar
 
@@ -240,7 +241,15 @@ class StepBody(Record):
     @classmethod
     def decode(cls, payload: bytes) -> StepBody:
         """The body in a signed payload; MessageError says what is wrong with it."""
-        return cls.from_wire(unpack(payload))
+        return _read_body(payload)
+
+
+@functools.lru_cache(maxsize=2 * MAX_PLAYERS)
+def _read_body(payload: bytes) -> StepBody:
+    """Each step message is read twice: by the driver as it comes (client.game) and by the
+    lockstep as it plays the step. The second read is the first one's body (a frozen record):
+    the last few are kept, at most 2 * MAX_PLAYERS bodies of MAX_STEP_PAYLOAD bytes at most."""
+    return StepBody.from_wire(unpack(payload))
 
 
 @dataclasses.dataclass(frozen=True)

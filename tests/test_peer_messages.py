@@ -79,6 +79,18 @@ def test_a_step_body_with_any_byte_changed_is_the_body_or_an_error(data):
     assert StepBody.decode(body.encode()) == body
 
 
+def test_a_step_body_read_again_is_the_same_body_and_a_malformed_one_fails_every_time():
+    """The driver and the lockstep both read each step message: the second read is the
+    first one's body, while a malformed payload is refused each time it is read."""
+    payload = valid_body().encode()
+    first = StepBody.decode(payload)
+    assert StepBody.decode(bytes(payload)) is first and first.encode() == payload
+    malformed = payload[:-1]
+    for _ in range(2):
+        with pytest.raises(MessageError):
+            StepBody.decode(malformed)
+
+
 @given(values)
 def test_deck_messages_of_any_shape_blame_their_author(wire):
     try:
