@@ -756,31 +756,26 @@ class PeerGame(MeshHandler):
 
     def _step_frame(self, link: int, frame: StepFrame) -> None:
         """A signed step message, from its author or relayed. Its header is checked first:
-        this game, a seat of it, the step being played or the next; anything else is dropped
-        unread, but for the step just played, whose messages are held: one that differs
-        from the one held may be the other half of an equivocation (a seat that played it
-        with one version hears of the other from a seat that got that one), and is checked
-        against it. Then a copy of what is held is dropped, the signature is checked (a bad
-        one closes the link), the body is read (a malformed body its author signed is a
-        cheat), and only then is it relayed and kept."""
+        this game, a seat of it, a step played already, the one being played or the next;
+        anything further on is dropped unread. A copy of a message held is dropped; the
+        message of a step played already is otherwise the other half of an equivocation,
+        however late it comes (a seat that played one version hears of the other from the
+        seat that got it, which may be steps further on by then), and is checked against
+        the one played. The signature is checked (a bad one closes the link), the body is
+        read (a malformed body its author signed is a cheat), and only then is it relayed
+        and kept."""
         if self.outcome is not None or self.ending is not None:
             return
         if not self._ours(frame):
             self.dropped["another game"] += 1
             return
-        just_played = frame.step == self.step - 1
-        if frame.step < self.step - 1:
-            self.dropped["played already"] += 1  # a relayed copy, late
-            return
         if frame.step > self.step + 1:
             self.dropped["ahead of the window"] += 1
             return  # not reachable yet: heartbeats bring it when it is due
+        played = frame.step < self.step
         held = self._frame_of(frame.step, frame.seat)
         if held == frame.frame:
-            self.dropped["copies"] += 1
-            return
-        if just_played and held is None:
-            self.dropped["played already"] += 1
+            self.dropped["played already" if played else "copies"] += 1
             return
         if not self._verified_or_cut(link, frame):
             return
@@ -791,10 +786,11 @@ class PeerGame(MeshHandler):
             self._stop(Cheat(frame.seat, frame.step, reason), (frame.frame,))
             return
         author, step = frame.seat, frame.step
-        if link == author and not just_played:  # relay first: a conflict must reach everyone
+        if link == author and not played:  # relay first: a conflict must reach everyone
             self.mesh.broadcast(frame, skip=(author,))
         if held is not None:
-            self.mesh.broadcast(StepFrame(self.game_id, step, author, *held), skip=(author,))
+            for version in (held, frame.frame):  # each seat may lack one half or the other
+                self.mesh.broadcast(StepFrame(self.game_id, step, author, *version), skip=(author,))
             reason = f"signed two different messages for step {step} (equivocation)"
             self._stop(Cheat(author, step, reason), (held, frame.frame))
             return

@@ -142,18 +142,25 @@ def test_a_chat_flood_reaches_the_screen_at_a_bounded_rate(tmp_path):
     assert shown[0] == "spam 0"
 
 
-def test_step_messages_outside_the_window_or_of_another_game_are_dropped_unread(tmp_path):
-    """Neither checked (a bad signature goes unnoticed), nor relayed, nor kept."""
+def test_step_messages_ahead_of_the_window_or_of_another_game_are_dropped_unread(tmp_path):
+    """Neither checked (a bad signature goes unnoticed), nor relayed, nor kept. Copies of
+    messages of steps played already are dropped unread too; any other message of such a
+    step is checked (it could only be the other half of an equivocation): one whose
+    signature fails closes the link that brought it, and blames nobody."""
     game, mesh, _, identities = a_game(tmp_path)
     played_steps(game, 5)
     unsigned = bytes(64)
-    for step in (0, 3, 7, MAX_STEP):
+    for step in (7, MAX_STEP):
         game.received(1, StepFrame(game.game_id, step, 1, secrets.token_bytes(50), unsigned))
     another = sign(identities[1], StepFrame(secrets.token_bytes(16), 5, 1, b"\x80"))
     game.received(1, another)
+    for step in (0, 3):
+        game.received(2, StepFrame(game.game_id, step, 1, *game.history[step][1]))
     assert mesh.sent == [] and mesh.dropped == []
     assert game.inbox.get(7) is None and 1 not in game.inbox.get(5, {})
     assert game.dropped == {"played already": 2, "ahead of the window": 2, "another game": 1}
+    game.received(2, StepFrame(game.game_id, 3, 1, secrets.token_bytes(50), unsigned))
+    assert [seat for seat, _ in mesh.dropped] == [2] and mesh.sent == []
     assert game.outcome is None and game.ending is None
 
 
@@ -219,6 +226,31 @@ def test_a_relayed_copy_of_a_held_message_is_dropped_unread_and_another_version_
     game.received(1, other)
     assert game.ending is not None and game.ending.cheat is not None
     assert game.ending.cheat.seat == 3 and "equivocation" in game.ending.cheat.reason
+
+
+def test_the_other_half_of_an_equivocation_names_its_author_however_late_it_comes(tmp_path):
+    """Every seat played one version of seat 3's message for step 2; the one seat that got
+    the other version heard of the first by relay, played it, and saw its own only later,
+    as this seat was steps further on. That seat sends both halves round: they name seat 3
+    here too, and this seat sends them on to every seat that may lack one."""
+    game, mesh, _, identities = a_game(tmp_path)
+    played_steps(game, 5)
+    one, other = (
+        sign(identities[3], StepFrame(game.game_id, 2, 3, body.encode()))
+        for body in (
+            StepBody(game=game.game_id, step=2, seat=3, state=bytes(32)),
+            StepBody(game=game.game_id, step=2, seat=3, state=bytes(range(32))),
+        )
+    )
+    game.history[2][3] = one.frame
+    game.received(2, one)  # a late copy of what was played: nothing to see
+    assert game.ending is None and mesh.sent == []
+    game.received(2, other)
+    assert game.ending is not None and game.ending.cheat is not None
+    assert game.ending.cheat.seat == 3 and "equivocation" in game.ending.cheat.reason
+    assert set(game.ending.evidence) == {one.frame, other.frame}
+    sent = {(to, m.frame) for to, m in mesh.sent if isinstance(m, StepFrame) and m.step == 2}
+    assert sent == {(to, f) for to in (1, 2) for f in (one.frame, other.frame)}
 
 
 def test_a_seat_that_keeps_changing_its_vote_gets_each_vote_relayed_once(tmp_path):
