@@ -182,7 +182,7 @@ def main(argv: list[str] | None = None) -> None:
     args = build_parser().parse_args(argv)
     from client.runtime import run
 
-    run(lambda reactor: _dispatch(reactor, args))
+    run(lambda reactor: _dispatch(reactor, args), terminal=args.command != "bot")
 
 
 async def _dispatch(reactor: Any, args: argparse.Namespace) -> int:
