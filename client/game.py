@@ -786,8 +786,9 @@ class PeerGame(MeshHandler):
             self._stop(Cheat(frame.seat, frame.step, reason), (frame.frame,))
             return
         author, step = frame.seat, frame.step
+        wire = encode_message(frame)
         if link == author and not played:  # relay first: a conflict must reach everyone
-            self.mesh.broadcast(frame, skip=(author,))
+            self.mesh.broadcast(wire, skip=(author,))
         if held is not None:
             for version in (held, frame.frame):  # each seat may lack one half or the other
                 self.mesh.broadcast(StepFrame(self.game_id, step, author, *version), skip=(author,))
@@ -795,7 +796,7 @@ class PeerGame(MeshHandler):
             self._stop(Cheat(author, step, reason), (held, frame.frame))
             return
         self.inbox.setdefault(step, {})[author] = frame.frame
-        self._held_wire[encode_message(frame)] = step
+        self._held_wire[wire] = step
         self._started(step)
         self._pump()
 
@@ -885,9 +886,9 @@ class PeerGame(MeshHandler):
     def _send_own(self, step: int, frame: Frame) -> None:
         self.inbox.setdefault(step, {})[self.seat] = frame
         self._started(step)
-        message = StepFrame(self.game_id, step, self.seat, *frame)
-        self._held_wire[encode_message(message)] = step
-        self.mesh.broadcast(message)
+        wire = encode_message(StepFrame(self.game_id, step, self.seat, *frame))
+        self._held_wire[wire] = step
+        self.mesh.broadcast(wire)
 
     def _play(self, step: int) -> None:
         frames = [self.inbox[step][seat] for seat in range(self.players)]

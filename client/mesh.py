@@ -445,8 +445,11 @@ class Mesh:
         self._send(link, make_frame(encode_message(message), PEER_MAX_FRAME))
         return True
 
-    def broadcast(self, message: Message, skip: Sequence[int] = ()) -> None:
-        framed = make_frame(encode_message(message), PEER_MAX_FRAME)
+    def broadcast(self, message: Message | bytes, skip: Sequence[int] = ()) -> None:
+        """A message, or one already encoded (protocol.messages.encode), to every link but
+        those to the seats in `skip`."""
+        encoded = message if isinstance(message, bytes) else encode_message(message)
+        framed = make_frame(encoded, PEER_MAX_FRAME)
         for seat, link in self.links.items():
             if seat not in skip:
                 self._send(link, framed)

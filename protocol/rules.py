@@ -924,27 +924,18 @@ def offer_possible(table: _Table, offer: Offer) -> bool:
     return _OfferCheck(table).possible(offer)
 
 
-def _drop_impossible_offers(draft: _Draft) -> None:
+def _drop_impossible_offers(draft: _Draft, touched: Offer | None = None) -> None:
     """Offers whose cards are gone, or that nobody may answer any more, are withdrawn; bids
     and rejections go with their offers. After a trade, which moves cards, every offer is
-    looked at; every other action changes at most one offer's chances (`_drop_if_impossible`),
-    so that every open offer is possible after every action."""
+    looked at; an answer or a withdrawal changes only the chances of the offer it `touched`,
+    so only that one is. Either way every open offer is possible after every action."""
     check = _OfferCheck(draft)
-    draft.offers = [o for o in draft.offers if check.possible(o)]
+    draft.offers = [
+        o for o in draft.offers if (touched is not None and o != touched) or check.possible(o)
+    ]
     open_ids = {o.id for o in draft.offers}
     draft.bids = [b for b in draft.bids if b.offer in open_ids]
     draft.rejections = {r for r in draft.rejections if r[0] in open_ids}
-
-
-def _drop_if_impossible(draft: _Draft, offer: Offer) -> None:
-    """The one offer an answer or a withdrawal touched, withdrawn (with its bids and
-    rejections) if that left it impossible: no other offer's cards or answers changed."""
-    if offer in draft.offers and _OfferCheck(draft).possible(offer):
-        return
-    if offer in draft.offers:
-        draft.offers.remove(offer)
-    draft.bids = [b for b in draft.bids if b.offer != offer.id]
-    draft.rejections = {r for r in draft.rejections if r[0] != offer.id}
 
 
 def _distinct(items: Iterable[object], what: str) -> None:
@@ -1085,7 +1076,7 @@ def _reject(draft: _Draft, seat: int, action: Reject) -> None:
     if seat not in _accepters(draft, offer):
         raise _not_open(draft, seat, offer)
     draft.rejections.add((offer.id, seat))
-    _drop_if_impossible(draft, offer)
+    _drop_impossible_offers(draft, touched=offer)
 
 
 def _withdraw(draft: _Draft, seat: int, action: Withdraw) -> None:
@@ -1098,7 +1089,7 @@ def _withdraw(draft: _Draft, seat: int, action: Withdraw) -> None:
         if bid is None:
             raise RuleError(f"offer {offer.id} is not yours to withdraw, and you have no bid on it")
         draft.bids.remove(bid)
-    _drop_if_impossible(draft, offer)
+    _drop_impossible_offers(draft, touched=offer)
 
 
 def _end_trading(draft: _Draft, seat: int, action: EndTrading) -> None:

@@ -17,6 +17,7 @@ from protocol.lockstep import ForkedState
 from protocol.messages import GameStart, Message, RoomOptions, Seat, encode
 from protocol.peer_messages import (
     MAX_STEP,
+    PEER_LINK,
     Ended,
     EndVote,
     Heartbeat,
@@ -43,7 +44,9 @@ class RecordingMesh:
         self.sent.append((seat, message))
         return True
 
-    def broadcast(self, message: Message, skip: Any = ()) -> None:
+    def broadcast(self, message: Message | bytes, skip: Any = ()) -> None:
+        if isinstance(message, bytes):
+            message = PEER_LINK.decode(message)
         for seat in sorted(self.connected - set(skip)):
             self.send(seat, message)
 
