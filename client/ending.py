@@ -7,8 +7,8 @@ the game is over for it for good, written so to its game file: from then on it n
 a step message again, and since every step needs every seat's message, nobody can play on.
 Ending without a player takes a signed vote, naming the game, the step and the seats gone,
 from every seat present: a seat ends when it holds such a vote from each of them, its own
-included, while it is still at that step. Votes are relayed like step messages, so each seat
-can show the whole vote to anyone, a seat that comes back among them.
+included, while it is still at that step. Each seat relays a vote it gets from its author,
+so each seat can show the whole vote to anyone, a seat that comes back among them.
 
 A vote lapses when its author plays the step it named: a full vote put together later, out of
 votes signed at a step that was played after all, ends nothing. The one race this leaves (a

@@ -3,13 +3,17 @@
 The driver runs each step: it sends this seat's signed message when the step is due (someone
 owes something, someone else started the step, or its player acts), collects every seat's
 message, has the lockstep apply them, writes the step to the game file, and tells the player.
-Every step message is signed by its author and relayed by whoever receives it from its author,
-so every seat sees the same messages: two different signed messages for one seat and step are
-equivocation, and the pair is the proof.
+Every step message is signed by its author and sent to every seat; nobody relays it. Each
+message hashes every message of the step before, so a seat given another version of a message
+than the others finds out at the next step and looks into the fork (`_suspect_fork`): two
+different signed messages for one seat and step are equivocation, and the pair is the proof. A
+seat that lacks a message asks for it (`_ask`, `_ask_all_later`), and a peer passes on what
+comes after it was asked (`_pass_on`): an author that sends to some seats only holds nobody
+up for long.
 
 Every peer is bounded (docs/peer-protocol.md, "Limits"): a frame's header is checked against
 this game and its step window (the step being played and the next) before its signature or
-body is looked at, and nothing outside the window is relayed, checked or kept; a heartbeat is
+body is looked at, and nothing outside the window is passed on, checked or kept; a heartbeat is
 answered at most so often, with each missing message once per link, never the whole history;
 what waits for a peer that does not read is bounded by the mesh. Verdicts rest on signed
 messages only (docs/peer-protocol.md, "Blame"): what a link does closes the link, blaming
@@ -73,6 +77,7 @@ PRESENT_SILENCE = 3.0  # a peer not heard from this long is not present (step_wa
 PRESENT_GRACE = 10.0  # at least this long to answer, for a seat back after the deadline
 ABANDON_AFTER = 300.0  # seconds a seat may be away before the others vote to end without it
 ANSWER_INTERVAL = 0.5  # a peer's heartbeats about one step are answered at most this often
+WANT_AFTER = 0.05  # seconds a step waits on another seat's message before asking every peer
 PASSIVE_AHEAD = 16  # steps a message without moves may go out for per sync of the game file
 FOLLOW_GRACE = 2.0  # seconds a complete step may still take to come in before following
 CHAT_BURST = 10  # chat lines a peer may send at once, then CHAT_PER_SECOND
@@ -239,7 +244,8 @@ class PeerGame(MeshHandler):
         self.inbox: dict[int, dict[int, Frame]] = {}
         self.history: dict[int, list[Frame]] = {}
         # The wire bytes of every step message held for the step just played, the current
-        # one and the next, and their steps: a relayed copy is dropped before it is decoded.
+        # one and the next, and their steps: a copy (answers from several peers, a fork's
+        # messages sent round) is dropped before it is decoded.
         self._held_wire: dict[bytes, int] = {}
         self.queued: list[Action] = []
         self.done: Deferred[Outcome] = Deferred()
@@ -249,6 +255,8 @@ class PeerGame(MeshHandler):
         self._passive_after_restart = -1  # ... and went out up to here before a crash, maybe
         self._lingering: Any = None  # after the end, until every peer has the last step
         self._last_beat = 0.0
+        self._asked_all_at = -1  # the last step `_ask_all_later` was set up for
+        self._ask_all_call: Any = None
         self._ticker = LoopingCall(self._tick)
         self._ticker.clock = reactor
         self.timings: list[StepTiming] = []
@@ -545,6 +553,8 @@ class PeerGame(MeshHandler):
         self.turn_clock.stop()
         if self._ticker.running:
             self._ticker.stop()
+        if self._ask_all_call is not None and self._ask_all_call.active():
+            self._ask_all_call.cancel()
         seed = self.lockstep.deck.reveal_seed().seed if ending.reveal else None
         if seed is not None:
             self._seeds[self.seat] = seed
@@ -755,15 +765,15 @@ class PeerGame(MeshHandler):
     # --- step messages -------------------------------------------------------------------------
 
     def _step_frame(self, link: int, frame: StepFrame) -> None:
-        """A signed step message, from its author or relayed. Its header is checked first:
-        this game, a seat of it, a step played already, the one being played or the next;
-        anything further on is dropped unread. A copy of a message held is dropped; the
+        """A signed step message, from its author or a peer that holds it. Its header is
+        checked first: this game, a seat of it, a step played already, the one being played
+        or the next; anything further on is dropped unread. A copy of a message held is dropped; the
         message of a step played already is otherwise the other half of an equivocation,
         however late it comes (a seat that played one version hears of the other from the
         seat that got it, which may be steps further on by then), and is checked against
         the one played. The signature is checked (a bad one closes the link), the body is
-        read (a malformed body its author signed is a cheat), and only then is it relayed
-        and kept."""
+        read (a malformed body its author signed is a cheat), and only then is it kept and
+        passed on to peers that asked for it."""
         if self.outcome is not None or self.ending is not None:
             return
         if not self._ours(frame):
@@ -786,9 +796,6 @@ class PeerGame(MeshHandler):
             self._stop(Cheat(frame.seat, frame.step, reason), (frame.frame,))
             return
         author, step = frame.seat, frame.step
-        wire = encode_message(frame)
-        if link == author and not played:  # relay first: a conflict must reach everyone
-            self.mesh.broadcast(wire, skip=(author,))
         if held is not None:
             for version in (held, frame.frame):  # each seat may lack one half or the other
                 self.mesh.broadcast(StepFrame(self.game_id, step, author, *version), skip=(author,))
@@ -796,9 +803,38 @@ class PeerGame(MeshHandler):
             self._stop(Cheat(author, step, reason), (held, frame.frame))
             return
         self.inbox.setdefault(step, {})[author] = frame.frame
-        self._held_wire[wire] = step
+        self._held_wire[encode_message(frame)] = step
+        self._pass_on(frame)
+        if link == author and step == self.step + 1 and self._lacking():
+            self._ask(link)  # its author has played the step this seat lacks messages of
         self._started(step)
         self._pump()
+
+    def _pass_on(self, frame: StepFrame) -> None:
+        """A message new here goes to each peer whose last heartbeat said it plays that step
+        without it (once on each link): it asked, and may never get it from its author."""
+        for seat, peer in self._peers.items():
+            lacks = peer.step == frame.step and not peer.have >> frame.seat & 1
+            due = lacks and seat != frame.seat and (frame.step, frame.seat) not in peer.sent
+            if due and self.mesh.send(seat, frame):
+                peer.sent.add((frame.step, frame.seat))
+
+    def _lacking(self) -> bool:
+        """Whether another seat's message for the current step is still to come."""
+        return len(self.inbox.get(self.step, {}).keys() - {self.seat}) < self.players - 1
+
+    def _ask_all_later(self, step: int) -> None:
+        """Once per step: if another seat's message has not come WANT_AFTER after this
+        seat's went out, ask every peer for what it holds (its author may have sent it to
+        some seats only)."""
+        if self._asked_all_at < step:
+            self._asked_all_at = step
+            self._ask_all_call = self.reactor.callLater(WANT_AFTER, self._ask_all, step)
+
+    def _ask_all(self, step: int) -> None:
+        if step == self.step and self.outcome is None and self.ending is None and self._lacking():
+            for seat in sorted(self.mesh.connected):
+                self._ask(seat)
 
     def _verified(self, frame: StepFrame) -> StepBody:
         """The body of a recorded frame whose signature is its author's (SignatureError or
@@ -842,6 +878,7 @@ class PeerGame(MeshHandler):
         if len(frames) == self.players:
             self._play(step)
         else:
+            self._ask_all_later(step)
             self._follow_if_stuck()
         self._refresh()
 
@@ -946,12 +983,12 @@ class PeerGame(MeshHandler):
 
     def _suspect_fork(self, cheat: Cheat, frames: tuple[Frame, ...]) -> None:
         """A seat's message was made against another state than ours. Either it cheats, or
-        a seat that signed two versions of a message of the step before gave it the other
-        one, and the relay that would have shown us that version was lost (a link down at
-        that moment). So every message of that step goes to everyone again: a seat that
-        played another version finds the equivocation and sends its half back, and the
-        equivocator is named (`_step_frame`). Only if none comes within the step deadline
-        is the author named, on its signed message."""
+        a seat that signed two versions of a message of the step before gave it one and us
+        the other (nobody relays step messages: a fork is how a seat learns of an
+        equivocation it was not part of). So every message of that step goes to everyone
+        again: a seat that played another version finds the equivocation and sends its half
+        back, and the equivocator is named (`_step_frame`). Only if none comes within the
+        step deadline is the author named, on its signed message."""
         self._fork = (cheat, frames, self.reactor.seconds() + self.step_deadline)
         before = self.step - 1
         for author, frame in enumerate(self.history[before]):
@@ -1018,6 +1055,8 @@ class PeerGame(MeshHandler):
         self.ended_at = self.reactor.seconds()
         if self._ticker.running:
             self._ticker.stop()
+        if self._ask_all_call is not None and self._ask_all_call.active():
+            self._ask_all_call.cancel()
         self.turn_clock.stop()
         self.gamefile.write(record)
         self.gamefile.sync()

@@ -84,7 +84,7 @@ class MeshHandler:
 
     def is_copy(self, seat: int, payload: bytes) -> bool:
         """Whether a frame from `seat` is, byte for byte, a message held already: it is then
-        dropped unread (relays bring every step message to every seat several times)."""
+        dropped unread (a seat that asks several peers for a message gets it from each)."""
         return False
 
     def misbehaved(self, seat: int, reason: str) -> None:

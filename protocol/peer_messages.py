@@ -114,8 +114,9 @@ def sign(identity: Identity, unsigned: S) -> S:
 
 @dataclasses.dataclass(frozen=True)
 class StepFrame(Signed):
-    """A seat's signed message for one lockstep step, from its author or relayed by another
-    peer. `payload` is the msgpack of a StepBody naming the same game, step and seat."""
+    """A seat's signed message for one lockstep step, from its author or from a peer that
+    holds it (asked for it). `payload` is the msgpack of a StepBody naming the same game,
+    step and seat."""
 
     TYPE: ClassVar[str] = "step"
     game: GameId
@@ -145,8 +146,8 @@ class StepFrame(Signed):
 class EndVote(Signed):
     """A seat's vote to end the game at `step` without the seats in `gone` (a bit mask). The
     game ends there once every seat outside `gone` has signed the same vote; each seat then
-    records the ending before it reveals its seed (`Ended`). Relayed like step messages, so
-    that every seat can show the whole vote (client/ending.py)."""
+    records the ending before it reveals its seed (`Ended`). Relayed by every seat that gets
+    one from its author, so that every seat can show the whole vote (client/ending.py)."""
 
     TYPE: ClassVar[str] = "end_vote"
     game: GameId

@@ -27,6 +27,9 @@ ATTACKS, comma-separated:
   until the test wakes it (this one plays no attack: it stands for an honest seat);
 - `bad-shuffle`: replaces points of its shuffle with points of no card (only the audit can
   tell who, with the shuffle proofs off).
+- `selective`: sends each of its step messages once the deal is over to one other seat only
+  (the next one round the table, turn about), and never answers a request for them: the
+  others have them only from that seat.
 """
 
 from __future__ import annotations
@@ -61,7 +64,7 @@ from protocol.peer_messages import (
 
 ATTACKS = (
     "flood", "far-future", "wrong-final", "record", "replay", "seed-thief", "cycle",
-    "withhold-at", "freeze-at", "bad-shuffle",
+    "withhold-at", "freeze-at", "bad-shuffle", "selective",
 )  # fmt: skip
 FLOOD_PER_SECOND = 500
 FAR_FUTURE_PER_SECOND = 40
@@ -224,6 +227,18 @@ class HostileGame(PeerGame):
             return
         super()._publish(step, payload, moves)
 
+    def _send_own(self, step: int, frame: tuple[bytes, bytes]) -> None:
+        if "selective" not in self.attacks or step < DEALT:
+            super()._send_own(step, frame)
+            return
+        self.inbox.setdefault(step, {})[self.seat] = frame
+        self._started(step)
+        others = [seat for seat in range(self.players) if seat != self.seat]
+        self.mesh.send(others[step % len(others)], StepFrame(self.game_id, step, self.seat, *frame))
+        self._selective = getattr(self, "_selective", 0) + 1
+        if self._selective % 20 == 1:
+            say(sent_to_one_seat_only=self._selective)
+
     def _withholds(self, step: int) -> bool:
         if self._withholding is not None:
             return step == self._withholding
@@ -234,7 +249,7 @@ class HostileGame(PeerGame):
 
     def _frames_held(self, step: int) -> dict[int, tuple[bytes, bytes]]:
         held = super()._frames_held(step)
-        if step == self._withholding:
+        if step == self._withholding or ("selective" in self.attacks and step >= DEALT):
             held.pop(self.seat, None)
         return held
 

@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from client.game import HEARTBEAT_WAITING
 from client.gamefile import GameFile
 from tests.processes import (
     BIN,
@@ -277,4 +278,28 @@ def test_a_bad_deck_with_the_proofs_off_is_disputed_and_the_audit_names_its_auth
         assert saw_it or result["ended_by"] is not None, result  # or at the seat it followed
         spoiler = seat_of(result, "hostile")
         assert result["audit"] and all(f.startswith(f"seat {spoiler}:") for f in result["audit"])
+    never_named(found, honest)
+
+
+@pytest.mark.slow
+def test_a_seat_that_sends_its_messages_to_one_seat_only_holds_nobody_up(tmp_path):
+    """Each of the hostile player's step messages goes to one other seat only, and it never
+    answers for them: the others must learn them from that seat, in about a round trip, not
+    wait for the next heartbeat (a second) at every step. The game ends as usual, nobody is
+    named (every message was signed and sent to someone), and no honest seat waited a
+    heartbeat for a tenth of its steps."""
+    env = isolated_env(tmp_path)
+    honest = ["h0", "h1", "h2"]
+    with running_lobby(env) as port:
+        bots = [start_bot(port, PLAYERS, name, env, tmp_path, *OPTIONS) for name in honest]
+        hostile = start_hostile(port, "selective", env, tmp_path)
+        found = results([*bots, hostile], timeout=180, tmp_path=tmp_path)
+    assert fact(tmp_path, "sent_to_one_seat_only"), "the attack never began"
+    for result in found:
+        assert result["ok"] and result["cheat"] is None and not result["gone"], result
+        steps = sorted(result["step_ms"])
+        assert steps[int(0.9 * len(steps))] < 0.5 * HEARTBEAT_WAITING * 1000, (
+            result["name"],
+            steps[-40:],
+        )
     never_named(found, honest)

@@ -10,7 +10,14 @@ from typing import Any
 from twisted.internet.defer import Deferred, maybeDeferred, succeed
 from twisted.internet.task import Clock
 
-from client.game import ANSWER_INTERVAL, CHAT_BURST, CHAT_PER_SECOND, PeerGame, Player
+from client.game import (
+    ANSWER_INTERVAL,
+    CHAT_BURST,
+    CHAT_PER_SECOND,
+    WANT_AFTER,
+    PeerGame,
+    Player,
+)
 from client.gamefile import GameFileWriter
 from protocol.identity import Identity
 from protocol.lockstep import ForkedState
@@ -97,6 +104,12 @@ def played_steps(game: PeerGame, steps: int) -> None:
     for step in range(steps):
         game.history[step] = [(f"{step}/{seat}".encode(), bytes(64)) for seat in range(PLAYERS)]
     game.step = steps
+
+
+def signed_step(game: PeerGame, identities: list[Identity], step: int, seat: int) -> StepFrame:
+    """Seat `seat`'s signed message for `step` of the game, without moves."""
+    body = StepBody(game=game.game_id, step=step, seat=seat, state=bytes(32))
+    return sign(identities[seat], StepFrame(game.game_id, step, seat, body.encode()))
 
 
 def step_frames_sent(mesh: RecordingMesh) -> list[tuple[int, int, int]]:
@@ -208,9 +221,10 @@ def test_another_version_of_the_step_just_played_is_equivocation(tmp_path):
 def test_a_relayed_copy_of_a_held_message_is_dropped_unread_and_another_version_is_not(
     tmp_path,
 ):
-    """Relays bring every step message to every seat several times. The mesh asks `is_copy`
-    before it decodes a frame: a byte-for-byte copy of a message held is dropped there (its
-    sender still counts as heard), while another version is read, and caught."""
+    """A seat behind asks every peer, and a suspected fork sends every message of a step to
+    every seat: copies come. The mesh asks `is_copy` before it decodes a frame: a
+    byte-for-byte copy of a message held is dropped there (its sender still counts as
+    heard), while another version is read, and caught."""
     game, mesh, clock, identities = a_game(tmp_path)
     played_steps(game, 5)
     game._busy = True  # this seat's own message for the step is on its way
@@ -218,10 +232,10 @@ def test_a_relayed_copy_of_a_held_message_is_dropped_unread_and_another_version_
     one = sign(identities[3], StepFrame(game.game_id, 5, 3, body.encode()))
     assert not game.is_copy(3, encode(one))
     game.received(3, one)
-    assert game.inbox[5][3] == one.frame and len(step_frames_sent(mesh)) == 2  # relayed
+    assert game.inbox[5][3] == one.frame
     clock.advance(5)
     assert game.is_copy(1, encode(one)) and game.is_copy(2, encode(one))
-    assert game.dropped["copies"] == 2 and len(step_frames_sent(mesh)) == 2
+    assert game.dropped["copies"] == 2 and step_frames_sent(mesh) == []
     assert game._peers[1].heard == game._peers[2].heard == clock.seconds()
     other_body = StepBody(game=game.game_id, step=5, seat=3, state=bytes(range(32)))
     other = sign(identities[3], StepFrame(game.game_id, 5, 3, other_body.encode()))
@@ -229,6 +243,45 @@ def test_a_relayed_copy_of_a_held_message_is_dropped_unread_and_another_version_
     game.received(1, other)
     assert game.ending is not None and game.ending.cheat is not None
     assert game.ending.cheat.seat == 3 and "equivocation" in game.ending.cheat.reason
+
+
+def test_a_seat_lacking_a_message_asks_a_seat_past_the_step_at_once_and_soon_every_seat(
+    tmp_path,
+):
+    """Nobody relays step messages (each author sends its own to every seat), so a seat
+    that lacks one asks for it: at once the author of a message of the next step (it has
+    played this one, so it holds them all), and every peer once the step has waited
+    WANT_AFTER after this seat's own message went out (an author may send to some seats
+    only). Each peer is asked once a step."""
+    game, mesh, clock, identities = a_game(tmp_path)
+    played_steps(game, 5)
+
+    def signed(step: int, seat: int) -> StepFrame:
+        return signed_step(game, identities, step, seat)
+
+    game.inbox[5] = {0: signed(5, 0).frame}  # this seat's own went out
+    game.received(1, signed(5, 1))
+    game.received(2, signed(6, 2))  # seat 2 is past step 5: it holds seat 3's message
+    game.received(1, signed(6, 1))
+    assert mesh.sent == [(2, Heartbeat(5, 0b11)), (1, Heartbeat(5, 0b11))]
+    clock.advance(WANT_AFTER)
+    assert mesh.sent[2:] == [(3, Heartbeat(5, 0b11))]  # seats 1 and 2 were asked already
+    clock.advance(10 * WANT_AFTER)
+    game.received(3, signed(6, 3))
+    assert len(mesh.sent) == 3 and step_frames_sent(mesh) == []  # and nothing is relayed
+
+
+def test_a_message_that_comes_after_a_peer_asked_for_it_is_passed_on_to_it_once(tmp_path):
+    game, mesh, _, identities = a_game(tmp_path)
+    played_steps(game, 5)
+    game._busy = True  # this seat's own message for the step is on its way
+    game.received(2, Heartbeat(5, 0b0111))  # seat 2 plays step 5 and lacks seat 3's message
+    assert mesh.sent == []  # nothing held to answer with yet
+    three = signed_step(game, identities, 5, 3)
+    game.received(3, three)
+    game.received(1, three)
+    game.received(1, signed_step(game, identities, 5, 1))  # seat 2 holds seat 1's already
+    assert step_frames_sent(mesh) == [(2, 5, 3)]
 
 
 def test_the_other_half_of_an_equivocation_names_its_author_however_late_it_comes(tmp_path):
