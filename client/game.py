@@ -550,11 +550,7 @@ class PeerGame(MeshHandler):
         self.ending = ending
         self.gamefile.write(record)
         self.gamefile.sync()
-        self.turn_clock.stop()
-        if self._ticker.running:
-            self._ticker.stop()
-        if self._ask_all_call is not None and self._ask_all_call.active():
-            self._ask_all_call.cancel()
+        self._stop_clocks()
         seed = self.lockstep.deck.reveal_seed().seed if ending.reveal else None
         if seed is not None:
             self._seeds[self.seat] = seed
@@ -767,13 +763,13 @@ class PeerGame(MeshHandler):
     def _step_frame(self, link: int, frame: StepFrame) -> None:
         """A signed step message, from its author or a peer that holds it. Its header is
         checked first: this game, a seat of it, a step played already, the one being played
-        or the next; anything further on is dropped unread. A copy of a message held is dropped; the
-        message of a step played already is otherwise the other half of an equivocation,
-        however late it comes (a seat that played one version hears of the other from the
-        seat that got it, which may be steps further on by then), and is checked against
-        the one played. The signature is checked (a bad one closes the link), the body is
-        read (a malformed body its author signed is a cheat), and only then is it kept and
-        passed on to peers that asked for it."""
+        or the next; anything further on is dropped unread. A copy of a message held is
+        dropped; the message of a step played already is otherwise the other half of an
+        equivocation, however late it comes (a seat that played one version hears of the
+        other from the seat that got it, which may be steps further on by then), and is
+        checked against the one played. The signature is checked (a bad one closes the link),
+        the body is read (a malformed body its author signed is a cheat), and only then is it
+        kept and passed on to peers that asked for it."""
         if self.outcome is not None or self.ending is not None:
             return
         if not self._ours(frame):
@@ -1048,16 +1044,20 @@ class PeerGame(MeshHandler):
         )
         self._conclude(ending, record)
 
+    def _stop_clocks(self) -> None:
+        """The game is over here: no heartbeat, turn clock or asking is due any more."""
+        self.turn_clock.stop()
+        if self._ticker.running:
+            self._ticker.stop()
+        if self._ask_all_call is not None and self._ask_all_call.active():
+            self._ask_all_call.cancel()
+
     def _end(self, outcome: Outcome, record: dict[str, Any]) -> None:
         if self.outcome is not None:
             return
         self.outcome = outcome
         self.ended_at = self.reactor.seconds()
-        if self._ticker.running:
-            self._ticker.stop()
-        if self._ask_all_call is not None and self._ask_all_call.active():
-            self._ask_all_call.cancel()
-        self.turn_clock.stop()
+        self._stop_clocks()
         self.gamefile.write(record)
         self.gamefile.sync()
         self.gamefile.close()

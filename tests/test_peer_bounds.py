@@ -106,9 +106,12 @@ def played_steps(game: PeerGame, steps: int) -> None:
     game.step = steps
 
 
-def signed_step(game: PeerGame, identities: list[Identity], step: int, seat: int) -> StepFrame:
-    """Seat `seat`'s signed message for `step` of the game, without moves."""
-    body = StepBody(game=game.game_id, step=step, seat=seat, state=bytes(32))
+def signed_step(
+    game: PeerGame, identities: list[Identity], step: int, seat: int, state: bytes = bytes(32)
+) -> StepFrame:
+    """Seat `seat`'s signed message for `step` of the game, without moves, made against
+    `state`."""
+    body = StepBody(game=game.game_id, step=step, seat=seat, state=state)
     return sign(identities[seat], StepFrame(game.game_id, step, seat, body.encode()))
 
 
@@ -159,7 +162,7 @@ def test_a_chat_flood_reaches_the_screen_at_a_bounded_rate(tmp_path):
 
 
 def test_step_messages_ahead_of_the_window_or_of_another_game_are_dropped_unread(tmp_path):
-    """Neither checked (a bad signature goes unnoticed), nor relayed, nor kept. Copies of
+    """Neither checked (a bad signature goes unnoticed), nor passed on, nor kept. Copies of
     messages of steps played already are dropped unread too; any other message of such a
     step is checked (it could only be the other half of an equivocation): one whose
     signature fails closes the link that brought it, and blames nobody."""
@@ -194,7 +197,7 @@ def test_a_malformed_message_its_author_signed_names_its_author(tmp_path):
     game, mesh, _, identities = a_game(tmp_path)
     played_steps(game, 5)
     malformed = sign(identities[3], StepFrame(game.game_id, 5, 3, b"\x80"))
-    game.received(1, malformed)  # relayed: the signature is what counts
+    game.received(1, malformed)  # from another seat: the signature is what counts
     assert game.ending is not None and game.ending.cheat is not None
     assert game.ending.cheat.seat == 3 and "malformed" in game.ending.cheat.reason
     assert mesh.dropped == []
@@ -205,20 +208,18 @@ def test_another_version_of_the_step_just_played_is_equivocation(tmp_path):
     seat that got that one: it is the other half of the proof."""
     game, _, _, identities = a_game(tmp_path)
     played_steps(game, 5)
-    body = StepBody(game=game.game_id, step=4, seat=3, state=bytes(32))
-    one = sign(identities[3], StepFrame(game.game_id, 4, 3, body.encode()))
+    one = signed_step(game, identities, 4, 3)
     game.history[4][3] = one.frame
     game.received(1, one)  # a late copy of what was played
     assert game.ending is None
-    other_body = StepBody(game=game.game_id, step=4, seat=3, state=bytes(range(32)))
-    other = sign(identities[3], StepFrame(game.game_id, 4, 3, other_body.encode()))
+    other = signed_step(game, identities, 4, 3, state=bytes(range(32)))
     game.received(1, other)
     assert game.ending is not None and game.ending.cheat is not None
     assert game.ending.cheat.seat == 3 and "equivocation" in game.ending.cheat.reason
     assert {frame for frame in game.ending.evidence} == {one.frame, other.frame}
 
 
-def test_a_relayed_copy_of_a_held_message_is_dropped_unread_and_another_version_is_not(
+def test_a_copy_of_a_held_message_is_dropped_unread_and_another_version_is_not(
     tmp_path,
 ):
     """A seat behind asks every peer, and a suspected fork sends every message of a step to
@@ -228,8 +229,7 @@ def test_a_relayed_copy_of_a_held_message_is_dropped_unread_and_another_version_
     game, mesh, clock, identities = a_game(tmp_path)
     played_steps(game, 5)
     game._busy = True  # this seat's own message for the step is on its way
-    body = StepBody(game=game.game_id, step=5, seat=3, state=bytes(32))
-    one = sign(identities[3], StepFrame(game.game_id, 5, 3, body.encode()))
+    one = signed_step(game, identities, 5, 3)
     assert not game.is_copy(3, encode(one))
     game.received(3, one)
     assert game.inbox[5][3] == one.frame
@@ -237,8 +237,7 @@ def test_a_relayed_copy_of_a_held_message_is_dropped_unread_and_another_version_
     assert game.is_copy(1, encode(one)) and game.is_copy(2, encode(one))
     assert game.dropped["copies"] == 2 and step_frames_sent(mesh) == []
     assert game._peers[1].heard == game._peers[2].heard == clock.seconds()
-    other_body = StepBody(game=game.game_id, step=5, seat=3, state=bytes(range(32)))
-    other = sign(identities[3], StepFrame(game.game_id, 5, 3, other_body.encode()))
+    other = signed_step(game, identities, 5, 3, state=bytes(range(32)))
     assert not game.is_copy(1, encode(other))
     game.received(1, other)
     assert game.ending is not None and game.ending.cheat is not None
@@ -286,18 +285,13 @@ def test_a_message_that_comes_after_a_peer_asked_for_it_is_passed_on_to_it_once(
 
 def test_the_other_half_of_an_equivocation_names_its_author_however_late_it_comes(tmp_path):
     """Every seat played one version of seat 3's message for step 2; the one seat that got
-    the other version heard of the first by relay, played it, and saw its own only later,
-    as this seat was steps further on. That seat sends both halves round: they name seat 3
+    the other version played it, and learnt of the first (a fork sent it round) only as this
+    seat was steps further on. That seat sends both halves round: they name seat 3
     here too, and this seat sends them on to every seat that may lack one."""
     game, mesh, _, identities = a_game(tmp_path)
     played_steps(game, 5)
-    one, other = (
-        sign(identities[3], StepFrame(game.game_id, 2, 3, body.encode()))
-        for body in (
-            StepBody(game=game.game_id, step=2, seat=3, state=bytes(32)),
-            StepBody(game=game.game_id, step=2, seat=3, state=bytes(range(32))),
-        )
-    )
+    one = signed_step(game, identities, 2, 3)
+    other = signed_step(game, identities, 2, 3, state=bytes(range(32)))
     game.history[2][3] = one.frame
     game.received(2, one)  # a late copy of what was played: nothing to see
     assert game.ending is None and mesh.sent == []
@@ -352,21 +346,19 @@ def a_fork_at_step_5(tmp_path: Any) -> tuple[PeerGame, RecordingMesh, Clock, lis
     game._in_thread = lambda work, *args, heavy=False: maybeDeferred(work, *args)  # type: ignore[method-assign]
     game.inbox[5] = {0: (b"mine", bytes(64))}
     for seat in (1, 2, 3):
-        body = StepBody(game=game.game_id, step=5, seat=seat, state=bytes(32))
-        game.received(seat, sign(identities[seat], StepFrame(game.game_id, 5, seat, body.encode())))
+        game.received(seat, signed_step(game, identities, 5, seat))
     return game, mesh, clock, identities
 
 
 def test_a_message_against_another_state_sends_the_step_before_round_again_first(tmp_path):
     """Seat 1 may be honest: seat 3 signed two versions of its step-4 message, gave seat 1
-    the other one, and seat 1's relay of it was lost. Every step-4 message goes to everyone
+    the other one, and gave this seat the first. Every step-4 message goes to everyone
     again; the other version comes back, and seat 3 is named, not seat 1."""
     game, mesh, clock, identities = a_fork_at_step_5(tmp_path)
     assert game.ending is None
     again = {(to, m.seat) for to, m in mesh.sent if isinstance(m, StepFrame) and m.step == 4}
     assert again == {(to, author) for to in (1, 2, 3) for author in range(PLAYERS)}
-    body = StepBody(game=game.game_id, step=4, seat=3, state=bytes(range(32)))
-    other = sign(identities[3], StepFrame(game.game_id, 4, 3, body.encode()))
+    other = signed_step(game, identities, 4, 3, state=bytes(range(32)))
     clock.advance(1)
     game.received(1, other)
     assert game.ending is not None and game.ending.cheat is not None
