@@ -124,13 +124,14 @@ async def bots_finished(bots: list[Any]) -> list[dict[str, Any]]:
     return results
 
 
-def assert_played_by_typing(terminal: PipeTerminal, typist: Typist) -> None:
-    """Every kind of exchange happened, the screen said so, and the game ended agreed."""
-    assert typist.seen == GOALS, (sorted(GOALS - typist.seen), typist.typed)
+def assert_played_by_typing(terminal: PipeTerminal, typists: list[Typist]) -> None:
+    """Every kind of exchange happened, the screen said so, and each game ended agreed."""
+    seen = goals_seen(typists)
+    assert seen == GOALS, (sorted(GOALS - seen), [typist.typed for typist in typists])
     assert terminal.saw(r"^Bot\d accepted offer \d+ from you: [^.]* for [^.]*\.")
     assert terminal.saw(r"^Bot\d accepted offer \d+ from you: [^.]* as a gift\.")
     assert terminal.saw(r"^You accepted offer \d+ from bot\d: ")
-    offer, second = typist.took or (0, "")
+    offer, second = next(typist.took for typist in typists if typist.took)
     assert terminal.saw(
         rf"^Bot\d and bot\d take offer {offer}: take {offer} bot\d or take {offer} {second}; "
         rf"withdraw {offer} lets them lapse\.$"
@@ -143,36 +144,55 @@ def assert_played_by_typing(terminal: PipeTerminal, typist: Typist) -> None:
     assert_ended_agreed(terminal)
 
 
+def goals_seen(typists: list[Typist]) -> set[str]:
+    return set().union(*(typist.seen for typist in typists))
+
+
 def assert_ended_agreed(terminal: PipeTerminal) -> None:
     assert terminal.saw(r"(?i)^Game over\..* every player's machine agrees; the audit passed\.$")
     assert not terminal.saw("Traceback")
 
 
+# Which exchanges a game offers is the cards' doing: in 30 games here each goal came up in 29
+# or 30 of them, some only after 500 steps. A game that lacked one is followed by another.
+GAMES_AT_MOST = 3
+
+
 @pytest.mark.slow
 @pytest_twisted.ensureDeferred
-async def test_a_whole_game_typed_at_the_prompt_against_two_bots(keyboard: PipeInput) -> None:
+async def test_whole_games_typed_at_the_prompt_against_two_bots(keyboard: PipeInput) -> None:
     """`bean-client play`'s seat: trades both ways, a gift, harvests, traded cards planted,
     questions answered by number; an offer to everyone that both bots take, the second taker
-    taken; a bid on a bot's offer to everyone that the bot does not choose; to an agreed end
-    with the audit passed."""
+    taken; a bid on a bot's offer to everyone that the bot does not choose; each game to an
+    agreed end with the audit passed. Games are played until every kind of exchange has come
+    up (the typist of a later game goes only for those not seen yet)."""
     lobby = await start_lobby()
-    bots = bot_processes(lobby.port, 3, 2)
     terminal = PipeTerminal(keyboard)
-    screen = GameScreen(terminal)
-    typist = Typist(reactor, screen, keyboard)
+    typists: list[Typist] = []
+    try:
+        while len(typists) < GAMES_AT_MOST and goals_seen(typists) != GOALS:
+            screen = GameScreen(terminal)
+            typists.append(Typist(reactor, screen, keyboard, seen=goals_seen(typists)))
+            await play_against_two_bots(lobby.port, screen)
+    finally:
+        await lobby.stop()
+    assert_played_by_typing(terminal, typists)
+
+
+async def play_against_two_bots(port: int, screen: GameScreen) -> None:
+    """One game of `bean-client play`'s seat and two bot processes, ended agreed by all."""
+    bots = bot_processes(port, 3, 2)
     args = build_parser().parse_args(["play", "--name", "ann", "--proof-rounds", "1"])
     try:
-        playing = play_human_seat(reactor, args, LOCAL, lobby.port, 3, screen)
+        playing = play_human_seat(reactor, args, LOCAL, port, 3, screen)
         outcome = await within(Deferred.fromCoroutine(playing), GAME_SECONDS)
         results = await bots_finished(bots)
     finally:
         for bot in bots:
             bot.stop(reactor)
-        await lobby.stop()
     assert outcome.final is not None and outcome.final.agreed and outcome.final.audit_passed
     assert [result["ok"] for result in results] == [True, True]
     assert {tuple(result["scores"]) for result in results} == {outcome.final.result.scores}
-    assert_played_by_typing(terminal, typist)
 
 
 def connect_args(port: int | None, name: str = "ann") -> Namespace:
