@@ -271,7 +271,7 @@ def test_a_seat_lacking_a_message_asks_a_seat_past_the_step_at_once_and_soon_eve
 
 
 def test_a_message_that_comes_after_a_peer_asked_for_it_is_passed_on_to_it_once(tmp_path):
-    game, mesh, _, identities = a_game(tmp_path)
+    game, mesh, clock, identities = a_game(tmp_path)
     played_steps(game, 5)
     game._busy = True  # this seat's own message for the step is on its way
     game.received(2, Heartbeat(5, 0b0111))  # seat 2 plays step 5 and lacks seat 3's message
@@ -281,6 +281,9 @@ def test_a_message_that_comes_after_a_peer_asked_for_it_is_passed_on_to_it_once(
     game.received(1, three)
     game.received(1, signed_step(game, identities, 5, 1))  # seat 2 holds seat 1's already
     assert step_frames_sent(mesh) == [(2, 5, 3)]
+    clock.advance(5)  # past the answers' rate limit: seat 2 asks again as if it had not come
+    game.received(2, Heartbeat(5, 0b0111))
+    assert step_frames_sent(mesh) == [(2, 5, 3)]  # what was passed on is not sent again
 
 
 def test_the_other_half_of_an_equivocation_names_its_author_however_late_it_comes(tmp_path):
