@@ -48,7 +48,8 @@ from tests.relay import (
 )
 
 LOCAL = "127.0.0.1"
-ATTACK_AT = 30_000  # bytes into a connection: past its handshake and hellos, in the deal
+ATTACK_AT = 30_000  # bytes into a connection: past its handshake and hellos
+APPLICATION_DATA = 23  # a TLS record's content type: what the link carries, sealed
 
 
 class Sequenced(Tamper):
@@ -76,17 +77,22 @@ def attack(kind: str, connection: int) -> Tamper:
         start, end = ATTACK_AT - 2000, ATTACK_AT
         return Replay(connections=only, direction=UP, start=start, end=end, after=end + 5000)
     if kind == "drop":
-        big = {"seen": 0}
+        carried = {"bytes": 0, "dropped": 0}
 
-        def the_first_big_record_past_the_start(unit: bytes) -> bool:
-            big["seen"] += len(unit)
-            return big["seen"] > ATTACK_AT and len(unit) > 1000 and big.setdefault("hit", 1) == 1
+        def the_first_record_of_data_past_the_start(unit: bytes) -> bool:
+            """Whatever it holds (a step message, most likely): which record that is depends
+            on when the link was dialled, in the deal or long after it."""
+            carried["bytes"] += len(unit)
+            if carried["dropped"] or carried["bytes"] <= ATTACK_AT or unit[0] != APPLICATION_DATA:
+                return False
+            carried["dropped"] = 1
+            return True
 
         return DropUnits(
             connections=only,
             direction=UP,
             units=tls_records,
-            pick=the_first_big_record_past_the_start,
+            pick=the_first_record_of_data_past_the_start,
         )
     raise ValueError(f"no such tamper {kind!r}")
 
