@@ -59,7 +59,11 @@ def assert_the_end_shows_the_story(screen: str) -> None:
     assert re.search(r"Every player's machine agrees; the audit passed\.", joined), screen
     story = lines.index(next(line for line in lines if line.startswith("The game in numbers")))
     assert re.fullmatch(r"The game in numbers, over \d+ turns:", lines[story]), screen
-    assert re.match(r"1 you: \d+ coins? ", lines[story + 1]), screen
+    players = lines[story + 1 : story + 5]  # in seat order, which is the order they joined in
+    assert all(
+        re.match(rf"{seat} (you|bot\d): \d+ coins? ", line) for seat, line in enumerate(players, 1)
+    ), screen
+    assert sum(line.split()[1] == "you:" for line in players) == 1, screen
     title = next(n for n, line in enumerate(lines) if line.startswith("Coins at the end of each"))
     rows = lines[title + 1 :]
     axis = next(n for n, line in enumerate(rows) if re.fullmatch(r" {4}\+-+", line))
