@@ -1,5 +1,7 @@
 """Fixtures for every test: a test must leave the reactor as it found it, and no client
-process it started may outlive it. Also `keyboard`, prompt_toolkit's pipe for a REPL's keys.
+process it started may outlive it. Also `keyboard`, prompt_toolkit's pipe for a REPL's keys;
+and Hypothesis without its per-example wall-clock deadline (a property is a law, not a
+timing: a loaded machine that stalls one example must not fail it; scripts/bench measures speed).
 
 A test that leaves a timer, a connection, a listening port or a process pipe behind fails, and
 what it left is cleaned up so that the next test starts clean. Connections that are closing when
@@ -14,12 +16,16 @@ from typing import Any
 
 import pytest
 import pytest_twisted
+from hypothesis import settings
 from prompt_toolkit.input import PipeInput, create_pipe_input
 from twisted.internet import defer, task
 
 from tests.processes import kill_leftovers
 
 GRACE_SECONDS = 2.0
+
+settings.register_profile("no-deadline", deadline=None)
+settings.load_profile("no-deadline")
 
 
 @pytest.fixture

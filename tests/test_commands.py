@@ -668,7 +668,7 @@ def assert_round_trip(action: Action, view: PlayerView) -> None:
     assert isinstance(short, Submit) and short.actions == result.actions
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=60)
 @given(
     players=st.integers(3, 7),
     game=st.integers(0, 2**32),

@@ -90,7 +90,7 @@ def make_proof(label: str, size: int = 6, rounds: int = 16, deck_out=None) -> Sh
     )
 
 
-@settings(max_examples=15, deadline=None)
+@settings(max_examples=15)
 @given(st.text(max_size=8), st.integers(2, 10))
 def test_an_honest_shuffle_proof_verifies(label, size):
     proof = make_proof(label, size)
@@ -208,7 +208,7 @@ def dleq_case(stream: Stream, slot: int = 4):
     return public_key, (slot, locked, lock, relocked, proof)
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=25)
 @given(st.binary(min_size=32, max_size=32))
 def test_dleq_proofs_are_complete(seed):
     public_key, case = dleq_case(Stream(seed, "dleq"))

@@ -225,7 +225,7 @@ async def test_a_stall_freezes_the_link_and_keeps_it() -> None:
         started = time.monotonic()
         client.transport.write(b"again")
         await client.has(10)
-        assert time.monotonic() - started < 0.3
+        assert time.monotonic() - started < 0.6  # no stall this time: one each way is 0.6 s
         assert not client.closed
     finally:
         await bench.close()

@@ -437,7 +437,7 @@ def test_lobby_rooms_and_the_room_i_am_in():
 # --- Any state of random play -----------------------------------------------------------------
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=40)
 @given(players=st.integers(3, 7), game=st.integers(0, 2**32), moves=st.integers(0, 300))
 @example(players=7, game=1119, moves=239)  # three long names tie: the toolbar's "won" line
 def test_any_state_of_random_play_renders_within_80_columns(players: int, game: int, moves: int):

@@ -31,7 +31,7 @@ from protocol.rules import (
 from protocol.simulate import random_moves
 
 games = st.tuples(st.integers(min_value=3, max_value=7), st.binary(min_size=16, max_size=16))
-SETTINGS = settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = settings(max_examples=25, suppress_health_check=[HealthCheck.too_slow])
 
 
 def applied(players, seed, limit=None):

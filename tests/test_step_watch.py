@@ -62,7 +62,7 @@ def run(
     return verdicts
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=400)
 @given(st.dictionaries(st.sampled_from([1, 2, 3]), links, min_size=3, max_size=3),
        st.floats(0, 50))  # fmt: skip
 def test_the_staller_is_named_or_voted_out_in_time_and_nobody_else_is_named(patterns, start):
@@ -75,7 +75,7 @@ def test_the_staller_is_named_or_voted_out_in_time_and_nobody_else_is_named(patt
         assert judgement.named <= {STALLER}, "an honest seat was named"
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=200)
 @given(st.dictionaries(st.sampled_from([2, 3]), links, min_size=2, max_size=2), st.floats(0, 50))
 def test_a_seat_that_was_present_long_enough_to_answer_is_never_voted_out(patterns, start):
     patterns = patterns | {STALLER: (True, [1000.0])}

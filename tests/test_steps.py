@@ -345,7 +345,7 @@ def assert_numbering_does_not_count(data, state: State, actions) -> State:
     return first
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=150, suppress_health_check=[HealthCheck.too_slow])
 @given(
     players=st.integers(3, 7),
     seed=st.binary(min_size=16, max_size=16),

@@ -53,7 +53,7 @@ def a_whole_game(players: int, seed: int) -> tuple[GameStory, list[int], State]:
     return story, bought, state
 
 
-@settings(max_examples=8, deadline=None)
+@settings(max_examples=8)
 @given(st.integers(min_value=3, max_value=7), st.integers(min_value=0, max_value=10**6))
 def test_every_coin_a_player_ends_with_comes_from_a_sale_the_story_tells(players, seed):
     story, bought, end = a_whole_game(players, seed)
@@ -68,7 +68,7 @@ def test_every_coin_a_player_ends_with_comes_from_a_sale_the_story_tells(players
     assert any(sale.at_end for sale in story.sales)  # the fields sold in the final scoring
 
 
-@settings(max_examples=8, deadline=None)
+@settings(max_examples=8)
 @given(st.integers(min_value=3, max_value=7), st.integers(min_value=0, max_value=10**6))
 def test_the_summary_fits_80_columns_and_draws_every_player(players, seed):
     story, _, end = a_whole_game(players, seed)
