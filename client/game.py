@@ -394,29 +394,37 @@ class PeerGame(MeshHandler):
         return True
 
     def _heartbeat(self) -> Heartbeat:
-        have = sum(1 << seat for seat in self.inbox.get(self.step, {}))
-        return Heartbeat(self.step, have)
+        return Heartbeat(self.step, self._have())
+
+    def _have(self) -> int:
+        """Whose messages for the step being played this seat holds, a bit per seat."""
+        return sum(1 << seat for seat in self.inbox.get(self.step, {}))
 
     def _answer(self, seat: int) -> None:
         """A peer said where it is: send it the signed step messages it lacks, of its step
-        and the next (its window), each once on this link; or ask it, if it is ahead. Its
-        heartbeats about one step are answered at most every ANSWER_INTERVAL."""
+        and the next (its window), each once on this link; and ask it, if it is ahead, or
+        holds a message of this step that this seat lacks (lost on its way here: nothing
+        else would bring it while this seat has nothing to send). Its heartbeats about one
+        step are answered at most every ANSWER_INTERVAL; one that found nothing to send
+        does not count, for the peer may ask again as soon as it knows there is more."""
         peer, now = self._peers[seat], self.reactor.seconds()
         if self.ending is not None:
             return  # it was told how the game ended when its link came up
         if peer.step > self.step:
             self._ask(seat)
             return
+        if peer.step == self.step and peer.have & ~self._have():
+            self._ask(seat)
         step, when = peer.answered
         if peer.step <= step and now - when < ANSWER_INTERVAL:
             return
-        peer.answered = (peer.step, now)
         for wanted in (peer.step, peer.step + 1):
             for author, frame in sorted(self._frames_held(wanted).items()):
                 if author == seat or (wanted == peer.step and peer.have >> author & 1):
                     continue
                 if (wanted, author) not in peer.sent:
                     peer.sent.add((wanted, author))
+                    peer.answered = (peer.step, now)
                     self.mesh.send(seat, StepFrame(self.game_id, wanted, author, *frame))
 
     def _ask(self, seat: int) -> None:

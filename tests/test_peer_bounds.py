@@ -151,6 +151,31 @@ def test_heartbeats_about_one_step_are_answered_at_most_every_interval(tmp_path)
     assert step_frames_sent(mesh) == [*first, (2, 10, 3)]
 
 
+def test_an_answer_that_had_nothing_to_send_does_not_hold_up_the_next(tmp_path):
+    """Seat 2 asked about step 10 before this seat held any message of it; once one is here,
+    seat 2 asking again is answered at once, not an ANSWER_INTERVAL later."""
+    game, mesh, _, _ = a_game(tmp_path)
+    played_steps(game, 10)
+    game.received(2, Heartbeat(10, 0))
+    assert mesh.sent == []
+    game.inbox[10] = {1: (b"pending", bytes(64))}
+    game.received(2, Heartbeat(10, 0))
+    assert step_frames_sent(mesh) == [(2, 10, 1)]
+
+
+def test_a_seat_told_that_a_peer_holds_a_message_of_its_step_it_lacks_asks_it_once(tmp_path):
+    """Seat 1's message for step 5 was lost on its way here, and this seat has nothing to
+    send (nothing else would start the step here): seat 1's heartbeat says it holds its
+    message, so this seat asks seat 1 for it, once a step. A peer holding nothing this seat
+    lacks is not asked."""
+    game, mesh, _, _ = a_game(tmp_path)
+    played_steps(game, 5)
+    game.received(2, Heartbeat(5, 0))
+    game.received(1, Heartbeat(5, 0b0010))
+    game.received(1, Heartbeat(5, 0b0010))
+    assert mesh.sent == [(1, Heartbeat(5, 0))]
+
+
 def test_a_chat_flood_reaches_the_screen_at_a_bounded_rate(tmp_path):
     game, _, clock, _ = a_game(tmp_path)
     for n in range(1000):
@@ -275,7 +300,8 @@ def test_a_message_that_comes_after_a_peer_asked_for_it_is_passed_on_to_it_once(
     played_steps(game, 5)
     game._busy = True  # this seat's own message for the step is on its way
     game.received(2, Heartbeat(5, 0b0111))  # seat 2 plays step 5 and lacks seat 3's message
-    assert mesh.sent == []  # nothing held to answer with yet
+    # Nothing to answer with yet; seat 2 holds messages this seat lacks, so it is asked.
+    assert mesh.sent == [(2, Heartbeat(5, 0))]
     three = signed_step(game, identities, 5, 3)
     game.received(3, three)
     game.received(1, three)
