@@ -16,7 +16,7 @@ from twisted.internet.defer import ensureDeferred, gatherResults
 from client.bot_player import BotPlayer
 from client.bots import GreedyBot
 from client.faults import FrameFaults
-from client.game import PeerGame
+from client.game import LINK_SILENCE, PeerGame
 from client.gamefile import GameFile, GameFileWriter
 from client.mesh import PeerListener
 from protocol.identity import Identity
@@ -28,8 +28,17 @@ from protocol.table import AgreedTable
 from tests.waiting import within
 
 PLAYERS = 3
-NEVER = 10_000.0  # bots act only after steps, so the game does not depend on timing
-# ... and draw the same lots between equal partners in every run.
+# Bots act only after steps (an active bot with nothing more to do gives the others A_MOMENT,
+# 0.3 s, to make offers; a message lost on its way to it is asked for within a heartbeat,
+# 0.05 s here), so the game does not depend on timing, and they draw the same lots between
+# equal partners in every run.
+NEVER = 10_000.0
+# Also how long a seat that has ended stays for a peer that may lack the last steps. Here the
+# frame saying a peer has ended too may be dropped or held back, so the default's minute would
+# be most of the test; a seat missing the last steps gets them once its links to the peers
+# that have ended, silent since, are dialled again (a frame lost on a live link is not sent
+# again on it), so they stay longer than that. A step here waits 0.3 s at most.
+STEP_DEADLINE = 2 * LINK_SILENCE
 
 
 def deaf_from(game: PeerGame, step: int, seconds: float) -> list[int]:
@@ -95,6 +104,7 @@ async def play(
                 ),
                 BotPlayer(reactor, GreedyBot(seed=seeds[seat]), patience=NEVER),
                 executor=executor,
+                step_deadline=STEP_DEADLINE,
                 heartbeat=0.05,
                 faults=FrameFaults(Stream(b"fault schedule!!", seat)) if faulty else None,
             )
