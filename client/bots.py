@@ -28,9 +28,10 @@ from typing import TypeVar
 
 from client.planner import PlannerBot
 from client.strategy import Hand, Strategy
-from protocol.cards import BEANOMETER, Bean, Card, bean_of, coins
+from protocol.cards import BEANOMETER, Card, bean_of
 from protocol.kdf import Stream
 from protocol.open_table import OpenTable
+from protocol.planting import best_field, field_worth, harvest_to_make_room, loss_of_harvest
 from protocol.random_play import random_action
 from protocol.rules import (
     Accept,
@@ -77,15 +78,6 @@ class RandomBot(Strategy):
 # --- Valuing fields and cards ----------------------------------------------------------------
 
 
-def field_worth(bean: Bean, count: int) -> float:
-    """Coins the field pays now, plus credit for being close to its next coin."""
-    paid = coins(bean, count)
-    following = [need for need in BEANOMETER[bean] if need is not None and need > count]
-    if not following or count == 0:
-        return float(paid)
-    return paid + 0.8 / (following[0] - count + 1)
-
-
 def planting_gain(fields: Sequence[Sequence[Card]], card: Card) -> float:
     """What planting this card is worth to these fields: growing a field of its bean, opening an
     empty field, or (negative) forcing a harvest of the cheapest field."""
@@ -99,33 +91,7 @@ def planting_gain(fields: Sequence[Sequence[Card]], card: Card) -> float:
         return max(gains) + 0.2
     if any(not f for f in fields):
         return 0.35
-    return -min(_loss_of_harvest(f) for f in fields)
-
-
-def _loss_of_harvest(cards: Sequence[Card]) -> float:
-    """What is given up by harvesting this field now rather than letting it grow."""
-    bean = bean_of(cards[0])
-    return field_worth(bean, len(cards)) - coins(bean, len(cards)) + 0.3
-
-
-def _best_field(fields: Sequence[Sequence[Card]], card: Card) -> int | None:
-    """The field this card should go to without a harvest: its bean's fullest field, else an
-    empty one; None when it fits nowhere."""
-    bean = bean_of(card)
-    matching = [i for i, f in enumerate(fields) if f and bean_of(f[0]) == bean]
-    if matching:
-        return max(matching, key=lambda i: len(fields[i]))
-    empty = [i for i, f in enumerate(fields) if not f]
-    return empty[0] if empty else None
-
-
-def _harvest_to_make_room(state: State, seat: int) -> Harvest | None:
-    """The legal harvest that loses least (most coins now, least growth given up)."""
-    fields = state.players[seat].fields
-    options = [a for a in legal_actions(state, seat) if isinstance(a, Harvest)]
-    if not options:
-        return None
-    return min(options, key=lambda h: (_loss_of_harvest(fields[h.field]), -len(fields[h.field])))
+    return -min(loss_of_harvest(f) for f in fields)
 
 
 # --- The greedy bot --------------------------------------------------------------------------
@@ -199,11 +165,11 @@ class GreedyBot(Strategy):
             return []  # the front card is not open to this seat yet
         if state.planted >= 1:
             # A second card only where it fits without a harvest.
-            target = _best_field(player.fields, front)
+            target = best_field(player.fields, front)
             return [Plant(target, front)] if target is not None else [EndPlanting()]
-        target = _best_field(player.fields, front)
+        target = best_field(player.fields, front)
         if target is None:
-            harvest = _harvest_to_make_room(state, seat)
+            harvest = harvest_to_make_room(state, seat)
             return [harvest] if harvest is not None else []
         return [Plant(target, front)]
 
@@ -211,10 +177,10 @@ class GreedyBot(Strategy):
         """Plant the cards that fit first; harvest the cheapest field when none fits."""
         player = state.players[seat]
         for card in sorted(player.pending, key=lambda c: -planting_gain(player.fields, c)):
-            target = _best_field(player.fields, card)
+            target = best_field(player.fields, card)
             if target is not None:
                 return [PlantPending(card, target)]
-        harvest = _harvest_to_make_room(state, seat)
+        harvest = harvest_to_make_room(state, seat)
         return [harvest] if harvest is not None else []
 
     # --- Trading ---

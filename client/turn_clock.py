@@ -13,8 +13,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from client.bots import _best_field, _harvest_to_make_room
 from protocol.cards import Card
+from protocol.planting import best_field, harvest_to_make_room
 from protocol.rules import (
     Action,
     EndPlanting,
@@ -143,11 +143,11 @@ def _next_default(state: State, seat: int, hand: Mapping[Slot, Card]) -> Action 
         card = front.card if front.card is not None else hand.get(front.slot)
         if card is None:
             return None  # its cards are not open to it yet
-        target = _best_field(player.fields, card)
-        return Plant(target, card) if target is not None else _harvest_to_make_room(state, seat)
+        target = best_field(player.fields, card)
+        return Plant(target, card) if target is not None else harvest_to_make_room(state, seat)
     if state.phase is Phase.TRADE:
         choosing = _offers_with_bids(state, seat)
         return Withdraw(choosing[0]) if choosing else EndTrading()
     card = player.pending[0]
-    target = _best_field(player.fields, card)
-    return PlantPending(card, target) if target is not None else _harvest_to_make_room(state, seat)
+    target = best_field(player.fields, card)
+    return PlantPending(card, target) if target is not None else harvest_to_make_room(state, seat)
