@@ -22,7 +22,7 @@ import threading
 from typing import Any
 
 from client.bots import STRATEGIES
-from client.lobby_client import DEFAULT_LOBBY_PORT, parse_lobby_address
+from client.net.lobby_client import DEFAULT_LOBBY_PORT, parse_lobby_address
 from protocol.messages import SINGLETON_RULES
 from protocol.table import MIN_PROOF_ROUNDS
 
@@ -187,8 +187,8 @@ def main(argv: list[str] | None = None) -> None:
 
 async def _dispatch(reactor: Any, args: argparse.Namespace) -> int:
     from client.gamefile import GameFileError
-    from client.lan_checks import LanProblem
-    from client.lobby_client import LobbyError
+    from client.net.lan_checks import LanProblem
+    from client.net.lobby_client import LobbyError
     from client.table_setup import TableRefused
 
     try:
@@ -221,7 +221,7 @@ async def run_bot(reactor: Any, args: argparse.Namespace, make_game: Any = None)
     from client.bot_player import BotPlayer
     from client.bots import strategy_named
     from client.game import PeerGame
-    from client.lobby_client import LobbyClient
+    from client.net.lobby_client import LobbyClient
     from client.session import OwnerGone, Seat, join_and_play, room_options
     from client.summary import report, report_refusal
     from client.table_setup import TableRefused

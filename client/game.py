@@ -42,9 +42,9 @@ from twisted.logger import Logger
 from twisted.python.failure import Failure
 
 from client.ending import EndVotes, mask_of, seats_in
-from client.faults import FrameFaults
 from client.gamefile import Frame, GameFile, GameFileWriter
-from client.mesh import LinkLoss, Mesh, MeshHandler, PeerListener
+from client.net.faults import FrameFaults
+from client.net.mesh import LinkLoss, Mesh, MeshHandler, PeerListener
 from client.presence import Presence, PresenceNews
 from client.step_watch import StepWatch
 from client.turn_clock import Situation, TurnClock

@@ -15,7 +15,7 @@ from typing import Any
 from twisted.internet.defer import DeferredList
 
 from client.bot_process import spawn_bot
-from client.identity_store import load_or_create
+from client.net.identity_store import load_or_create
 from lobby.limits import LobbyLimits
 from lobby.service import makeService
 from protocol.table import MIN_PROOF_ROUNDS

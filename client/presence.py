@@ -1,7 +1,7 @@
 """Who of the other players is at the table: a link that drops and comes back, said in words.
 
 The mesh reports every link that comes up or goes down, and why as far as it can tell
-(`client.mesh.LinkLoss`); a seat whose link drops may also fail every redial until it is back.
+(`client.net.mesh.LinkLoss`); a seat whose link drops may also fail every redial until it is back.
 `Presence` turns that into news a person reads once per absence ("bob's client stopped
 answering", later "bob is back"), and keeps the seats that are away (the toolbar marks them).
 What a failed redial adds while a seat is away (its machine refuses the link: its client is
@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from client.mesh import LinkLoss
+from client.net.mesh import LinkLoss
 
 
 @dataclass(frozen=True)

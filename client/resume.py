@@ -15,8 +15,8 @@ from typing import Any
 
 from client.game import Outcome, PeerGame, Player
 from client.gamefile import GameFile, GameFileError
-from client.identity_store import find_identity
-from client.mesh import PeerListener
+from client.net.identity_store import find_identity
+from client.net.mesh import PeerListener
 from client.session import deck_workers, open_peer_port
 from client.table_setup import TableSetup
 from protocol.lockstep import StepReport

@@ -1,6 +1,6 @@
 """LAN discovery, the lobby's side: answer "is there a lobby here?" on UDP port 7778.
 
-`bean-client connect` with no host broadcasts a query on its LAN (client/discovery.py); every
+`bean-client connect` with no host broadcasts a query on its LAN (client/net/discovery.py); every
 `bean-lobby` that hears it answers by unicast with its TCP port and its name. The format is
 fixed, version 1, big-endian, and both directions are checked strictly (docs/protocol.md):
 

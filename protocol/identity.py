@@ -3,7 +3,7 @@
 A player is known to the lobby and to its peers by the raw 32-byte public key; people compare
 the short fingerprint aloud. Every signature covers a domain string (what the signature is
 for) as well as the payload, so a signature made for one purpose can never be replayed as
-another. Pure: the key file lives in `client.identity_store`.
+another. Pure: the key file lives in `client.net.identity_store`.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """One bot of `scripts/bench game`, for the benchmark only (no command line of bean-client
 reaches what it changes): `plain` turns the peer links into unsealed TCP
-(client.sealed.UNSEALED_LINKS_FOR_BENCHMARKS_ONLY), and every run plays the same game: each
+(client.net.sealed.UNSEALED_LINKS_FOR_BENCHMARKS_ONLY), and every run plays the same game: each
 bot's seed comes from the bench's seed and its name, the game identity (which labels every
 secret of the deck) from the bench's seed alone, instead of from the lobby's random id, the
 ports and fresh contributions; and the bots sit in the same order (each says `bench: seated`
@@ -20,8 +20,8 @@ import types
 from typing import Any
 
 import client.bots
-import client.lobby_client
-import client.sealed
+import client.net.lobby_client
+import client.net.sealed
 import client.session
 import client.table_setup
 import protocol.table
@@ -59,11 +59,11 @@ def same_game_patches(seed: str, name: str) -> list[tuple[Any, str, Any]]:
 
 def main() -> None:
     links, seed, arguments = sys.argv[1], sys.argv[2], sys.argv[3:]
-    client.sealed.UNSEALED_LINKS_FOR_BENCHMARKS_ONLY = links == "plain"
+    client.net.sealed.UNSEALED_LINKS_FOR_BENCHMARKS_ONLY = links == "plain"
     name = arguments[arguments.index("--name") + 1]
     for module, attribute, value in same_game_patches(seed, name):
         setattr(module, attribute, value)
-    quick_match = client.lobby_client.LobbyClient.quick_match
+    quick_match = client.net.lobby_client.LobbyClient.quick_match
 
     def quick_match_and_say(self: object, *args: object) -> object:
         def seated(room: object) -> object:
@@ -72,7 +72,7 @@ def main() -> None:
 
         return quick_match(self, *args).addCallback(seated)  # type: ignore[arg-type]
 
-    client.lobby_client.LobbyClient.quick_match = quick_match_and_say  # type: ignore[method-assign]
+    client.net.lobby_client.LobbyClient.quick_match = quick_match_and_say  # type: ignore[method-assign]
     from client.cli import main as bean_client
 
     bean_client(["bot", *arguments])

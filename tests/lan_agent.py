@@ -1,8 +1,8 @@
 """Small programs the LAN tests run on namespace hosts; each prints JSON lines on stdout.
 
 python -m tests.lan_agent player --lobby HOST:PORT --name Ann --seats 3 --peer-port 4000
-    The real lobby client (client/lobby_client.py) says hello and quick-matches; at game
-    start it prints the roster and the LAN problems client/lan_checks.py finds in it, then
+    The real lobby client (client/net/lobby_client.py) says hello and quick-matches; at game
+    start it prints the roster and the LAN problems client/net/lan_checks.py finds in it, then
     opens a TCP link to every other seat at the address the roster gives (each side says
     its name on the link) and serves the links the others open, until all arrived or
     --serve-seconds passed. It tests the LAN itself (who is seen where, who reaches whom),
@@ -31,7 +31,7 @@ from twisted.internet.protocol import Factory, Protocol, connectionDone
 from twisted.protocols.basic import LineOnlyReceiver
 from twisted.python.failure import Failure
 
-from client.lan_checks import (
+from client.net.lan_checks import (
     LanProblem,
     check_listen_address,
     check_roster,
@@ -40,7 +40,7 @@ from client.lan_checks import (
     explain_no_incoming_links,
     explain_peer_link_failure,
 )
-from client.lobby_client import LobbyClient, parse_lobby_address
+from client.net.lobby_client import LobbyClient, parse_lobby_address
 from protocol.identity import Identity
 
 

@@ -52,7 +52,7 @@ from twisted.internet.interfaces import IDelayedCall, IListeningPort
 from twisted.internet.protocol import Factory, Protocol, connectionDone
 from twisted.python.failure import Failure
 
-from client import sealed
+from client.net import sealed
 from protocol.identity import Identity
 from protocol.kdf import Stream
 from tests.waiting import Watched

@@ -19,7 +19,7 @@ from twisted.internet.defer import Deferred
 from twisted.internet.protocol import DatagramProtocol
 from twisted.python.usage import UsageError
 
-from client.discovery import FoundLobby, _Search, find_lobbies
+from client.net.discovery import FoundLobby, _Search, find_lobbies
 from lobby.discovery import (
     ANSWER_MAX_BYTES,
     QUERY_BYTES,
@@ -241,7 +241,7 @@ async def test_a_player_finds_the_lobbies_on_its_lan(make_lan) -> None:
     first_lobby = await lan.start_lobby(args=["--name", "Friday beans"])
     second_lobby = await lan.start_lobby(second, ["--listen", "tcp:7777", "--name", "Second"])
     await lan.start_lobby(lan.players[1], ["--no-discovery"])
-    search = lan.spawn_python(lan.players[0], "client.discovery", "--json", "--timeout", "1")
+    search = lan.spawn_python(lan.players[0], "client.net.discovery", "--json", "--timeout", "1")
     assert await search.finished() == 0, search.describe()
     assert json.loads(search.lines()[-1]) == [
         {"name": "Friday beans", "host": lan.lobby.address, "port": first_lobby.port},
@@ -285,12 +285,12 @@ async def test_discovery_datagrams_never_leave_the_lan(make_lan) -> None:
         lan.players[0],
         [
             *(sys.executable, "-c"),
-            "from client.discovery import broadcast_targets; print(broadcast_targets())",
+            "from client.net.discovery import broadcast_targets; print(broadcast_targets())",
         ],
     )
     assert targets.stdout.strip() == repr([str(lan.subnet.broadcast_address)])
     sockets = _capture([host.veth for host in lan.hosts.values()])
-    search = lan.spawn_python(lan.players[0], "client.discovery", "--json", "--timeout", "0.6")
+    search = lan.spawn_python(lan.players[0], "client.net.discovery", "--json", "--timeout", "0.6")
     assert await search.finished() == 0, search.describe()
     frames = _frames(sockets)
     udp = []

@@ -15,10 +15,10 @@ from twisted.internet.defer import ensureDeferred, gatherResults
 
 from client.bot_player import BotPlayer
 from client.bots import GreedyBot
-from client.faults import FrameFaults
 from client.game import LINK_SILENCE, PeerGame
 from client.gamefile import GameFile, GameFileWriter
-from client.mesh import PeerListener
+from client.net.faults import FrameFaults
+from client.net.mesh import PeerListener
 from protocol.identity import Identity
 from protocol.kdf import Stream, derive
 from protocol.messages import GameStart, Message, RoomOptions, Seat

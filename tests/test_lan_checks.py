@@ -1,4 +1,4 @@
-"""The LAN mistakes (client/lan_checks.py): each recognised from what real sockets do, on
+"""The LAN mistakes (client/net/lan_checks.py): each recognised from what real sockets do, on
 127.0.0.1 where that shows it and on the namespace LAN where only other hosts do, and each
 explained with the fix."""
 
@@ -15,7 +15,7 @@ from twisted.internet.defer import gatherResults
 from twisted.internet.error import CannotListenError
 from twisted.internet.protocol import Factory, Protocol
 
-from client.lan_checks import (
+from client.net.lan_checks import (
     AddressNotHere,
     LoopbackListener,
     PortNeedsPrivilege,
@@ -26,7 +26,7 @@ from client.lan_checks import (
     explain_lobby_error,
     is_loopback,
 )
-from client.lobby_client import LobbyClient
+from client.net.lobby_client import LobbyClient
 from protocol.identity import Identity
 from tests.netns import lan_fixture  # noqa: F401  (the make_lan fixture)
 from tests.waiting import within

@@ -36,7 +36,7 @@ SCREEN = "client.screen"
 # The modules that run a bean-client command: the only ones that may show a terminal.
 ENTRY_POINTS = {"client.cli", "client.resume", "client.offline", "client.local_table"}
 # What the lobby shares with the clients: its key file, and TLS over Twisted for its listener.
-SHARED_WITH_THE_LOBBY = {"client.identity_store", "client.sealed"}
+SHARED_WITH_THE_LOBBY = {"client.net.identity_store", "client.net.sealed"}
 # The deck's own unit tests read its modules; every other caller uses the package.
 DECK_UNIT_TESTS = {"tests.deck_harness", "tests.test_group"} | {
     f"tests.{path.stem}" for path in (ROOT / "tests").glob("test_deck_*.py")

@@ -13,8 +13,8 @@ from twisted.internet.endpoints import TCP4ServerEndpoint
 from twisted.internet.protocol import Factory, Protocol
 from twisted.internet.task import Clock
 
-from client.lobby_client import LobbyClient, LobbyDisconnected, LobbyError
-from client.sealed import accept, channel_binding
+from client.net.lobby_client import LobbyClient, LobbyDisconnected, LobbyError
+from client.net.sealed import accept, channel_binding
 from lobby.limits import LobbyLimits
 from protocol.identity import Identity
 from protocol.messages import (

@@ -13,7 +13,7 @@ from twisted.internet.endpoints import TCP4ClientEndpoint
 from twisted.internet.protocol import Factory, Protocol
 from twisted.internet.task import deferLater
 
-from client.mesh import LinkLoss, Mesh, MeshHandler, PeerListener
+from client.net.mesh import LinkLoss, Mesh, MeshHandler, PeerListener
 from protocol.identity import Identity
 from protocol.messages import PROTOCOL_VERSION, GameStart, Message, RoomOptions, Seat, encode, frame
 from protocol.peer_messages import HANDSHAKE_MAX_FRAME, PeerChat, PeerHello
@@ -371,7 +371,7 @@ async def test_a_peer_that_stops_reading_is_cut_off_at_the_bound():
     """Seat 1 stops reading its link to seat 0, which keeps sending: what waits for seat 1
     is bounded (MAX_UNREAD_BYTES after the buffers filled), then the link is cut, reported
     as the link's doing, and nobody is blamed for it."""
-    from client.mesh import MAX_UNREAD_BYTES
+    from client.net.mesh import MAX_UNREAD_BYTES
     from protocol.peer_messages import StepFrame
 
     t = await table(3, events=Judged)

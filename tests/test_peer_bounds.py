@@ -39,7 +39,7 @@ PLAYERS = 4
 
 
 class RecordingMesh:
-    """Stands in for client.mesh.Mesh: every seat connected, everything sent recorded."""
+    """Stands in for client.net.mesh.Mesh: every seat connected, everything sent recorded."""
 
     def __init__(self) -> None:
         self.connected = set(range(1, PLAYERS))

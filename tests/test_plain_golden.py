@@ -28,7 +28,7 @@ from prompt_toolkit.output import DummyOutput
 from twisted.internet import reactor
 from twisted.internet.defer import Deferred
 
-import client.lobby_client
+import client.net.lobby_client
 from client.bot_player import BotPlayer
 from client.bot_process import BotProcess, spawn_bot
 from client.bots import GreedyBot
@@ -149,12 +149,12 @@ async def test_a_seeded_game_in_plain_mode_prints_the_golden_transcript(
     for module, attribute, value in bench_bot().same_game_patches(SEED, "ann"):
         monkeypatch.setattr(module, attribute, value)
     seated = Seated()
-    quick_match = client.lobby_client.LobbyClient.quick_match
+    quick_match = client.net.lobby_client.LobbyClient.quick_match
 
     def quick_match_and_say(self: Any, *args: Any) -> Any:
         return quick_match(self, *args).addCallback(lambda room: seated.add("ann") or room)
 
-    monkeypatch.setattr(client.lobby_client.LobbyClient, "quick_match", quick_match_and_say)
+    monkeypatch.setattr(client.net.lobby_client.LobbyClient, "quick_match", quick_match_and_say)
     lobby = await start_lobby()
     terminal = Terminal(colour=False, output=DummyOutput(), lines=PlainLines(keyboard))
     screen = GameScreen(terminal)

@@ -29,10 +29,10 @@ from twisted.internet.task import Clock
 
 from client.bot_process import spawn_bot
 from client.cli import build_parser
-from client.discovery import FoundLobby
 from client.game import Outcome, View
 from client.gamefile import GameFileWriter, game_path
-from client.identity_store import load_or_create
+from client.net.discovery import FoundLobby
+from client.net.identity_store import load_or_create
 from client.screen import GameScreen, PlayerView, Terminal, in_twisted, play_human_seat, run_connect
 from client.screen.commands import Submit, parse_game_command
 from protocol.identity import Identity

@@ -15,7 +15,7 @@ from client.bot_player import BotPlayer
 from client.bots import GreedyBot
 from client.game import PeerGame, Player
 from client.gamefile import GameFileWriter
-from client.mesh import PeerListener
+from client.net.mesh import PeerListener
 from client.turn_clock import TurnClock, blocking_duty, default_actions
 from protocol.identity import Identity
 from protocol.kdf import derive

@@ -29,18 +29,18 @@ from twisted.internet.defer import TimeoutError as RequestTimeout
 from twisted.internet.error import CannotListenError
 
 from client.bot_process import BotFailed, RoomBot, start_room_bot
-from client.discovery import FoundLobby, find_lobbies
 from client.gamefile import GameFile, GameFileError, unfinished_games
-from client.identity_store import load_or_create
-from client.lan_checks import LanProblem, check_listen_address
-from client.lobby_client import (
+from client.net.discovery import FoundLobby, find_lobbies
+from client.net.identity_store import load_or_create
+from client.net.lan_checks import LanProblem, check_listen_address
+from client.net.lobby_client import (
     LobbyClient,
     LobbyDisconnected,
     LobbyError,
     LobbyListener,
     parse_lobby_address,
 )
-from client.mesh import PeerListener
+from client.net.mesh import PeerListener
 from client.resume import how_far
 from client.screen.commands import CommandError
 from client.screen.completion import LobbyCompleter

@@ -1,5 +1,5 @@
 """The lobby's commands: typed lines in, small typed requests out, for the REPL to pass to
-`client.lobby_client.LobbyClient` (docs/repl.md lists them).
+`client.net.lobby_client.LobbyClient` (docs/repl.md lists them).
 
     rooms · create SEATS [NAME] [rule=protect|literal] [proofs=N] [clock=SECONDS] · join ROOM
     quick SEATS [OPTIONS] · ready [off] · unready · leave · who · say TEXT · connect HOST[:PORT]
@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from client.bots import STRATEGIES
-from client.lobby_client import parse_lobby_address
+from client.net.lobby_client import parse_lobby_address
 from client.screen.commands import (
     Command,
     CommandError,

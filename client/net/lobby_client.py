@@ -7,7 +7,7 @@
     start = await client.next_game()          # the roster, once the room is full and ready
 
 The connection is sealed (TLS 1.3, protocol.sealed): the lobby shows a certificate of its own
-Ed25519 key, which this machine remembers per address on first use (client.remembered); a
+Ed25519 key, which this machine remembers per address on first use (client.net.remembered); a
 different key at a remembered address fails the connection with `LobbyKeyChanged`, which says
 both fingerprints and what to do. The hello's signature covers the connection's TLS exporter
 value, so it cannot be relayed to another connection.
@@ -34,8 +34,8 @@ from twisted.logger import Logger
 from twisted.python.failure import Failure
 from zope.interface import implementer
 
-from client import sealed
-from client.remembered import RememberedKeys
+from client.net import sealed
+from client.net.remembered import RememberedKeys
 from protocol.identity import Identity, fingerprint
 from protocol.messages import (
     HELLO_DOMAIN,

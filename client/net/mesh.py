@@ -2,7 +2,7 @@
 
 Each client listens on one port for its peers (announced to the lobby before any game). When a
 game starts, every seat dials the seats after it in the roster and accepts links from the seats
-before it, so each pair has one link. Every link is TLS 1.3 (client/sealed.py): both ends show
+before it, so each pair has one link. Every link is TLS 1.3 (client/net/sealed.py): both ends show
 a certificate of their identity key, and the link is up only once each end found in the other's
 certificate exactly the key the roster gives that seat (the dialler before it says anything,
 the listener as soon as the dialler names its seat). From then on TLS encrypts every byte and
@@ -33,9 +33,9 @@ from twisted.logger import Logger
 from twisted.python.failure import Failure
 from zope.interface import implementer
 
-from client import sealed
-from client.faults import FrameFaults
-from client.lan_checks import PeerRefused, explain_peer_link_failure
+from client.net import sealed
+from client.net.faults import FrameFaults
+from client.net.lan_checks import PeerRefused, explain_peer_link_failure
 from protocol.identity import Identity, fingerprint
 from protocol.messages import PROTOCOL_VERSION, FrameDecoder, GameStart, Message, MessageError
 from protocol.messages import encode as encode_message

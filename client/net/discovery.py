@@ -8,7 +8,7 @@ UDP may lose one; every lobby that hears it answers by unicast. Only answers tha
 search's random nonce count, so a stray or forged datagram from an earlier search is ignored,
 as is anything malformed. Broadcasts stay on the local link: routers do not forward them.
 
-`python -m client.discovery [--timeout S] [--json]` prints what it finds (`bean-client
+`python -m client.net.discovery [--timeout S] [--json]` prints what it finds (`bean-client
 connect` with no host will call `find_lobbies`).
 """
 
@@ -148,7 +148,8 @@ def find_lobbies(
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(
-        prog="python -m client.discovery", description="List the bean-lobby servers on this LAN."
+        prog="python -m client.net.discovery",
+        description="List the bean-lobby servers on this LAN.",
     )
     parser.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT, help="seconds")
     parser.add_argument("--port", type=int, default=DISCOVERY_PORT, help="UDP port")

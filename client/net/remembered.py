@@ -14,7 +14,7 @@ import secrets
 from collections.abc import Iterable
 from pathlib import Path
 
-from client.identity_store import APP_DIR, config_home
+from client.net.identity_store import APP_DIR, config_home
 from protocol.identity import fingerprint
 from protocol.messages import GameStart
 
