@@ -21,7 +21,7 @@ import sys
 import threading
 from typing import Any
 
-from client.bots import STRATEGIES
+from client.bots.strategies import STRATEGIES
 from client.net.lobby_client import DEFAULT_LOBBY_PORT, parse_lobby_address
 from protocol.messages import SINGLETON_RULES
 from protocol.table import MIN_PROOF_ROUNDS
@@ -218,8 +218,8 @@ async def run_bot(reactor: Any, args: argparse.Namespace, make_game: Any = None)
     import json
     import secrets
 
-    from client.bot_player import BotPlayer
-    from client.bots import strategy_named
+    from client.bots.player import BotPlayer
+    from client.bots.strategies import strategy_named
     from client.game import PeerGame
     from client.net.lobby_client import LobbyClient
     from client.session import OwnerGone, Seat, join_and_play, room_options
@@ -279,8 +279,8 @@ async def run_resume(reactor: Any, args: argparse.Namespace) -> int:
 
     path = Path(args.gamefile)
     if args.bot is not None:
-        from client.bot_player import BotPlayer
-        from client.bots import strategy_named
+        from client.bots.player import BotPlayer
+        from client.bots.strategies import strategy_named
         from client.summary import report
 
         player = BotPlayer(reactor, strategy_named(args.bot))

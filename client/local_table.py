@@ -14,7 +14,7 @@ from typing import Any
 
 from twisted.internet.defer import DeferredList
 
-from client.bot_process import spawn_bot
+from client.bots.process import spawn_bot
 from client.net.identity_store import load_or_create
 from lobby.limits import LobbyLimits
 from lobby.service import makeService

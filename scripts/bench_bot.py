@@ -19,7 +19,7 @@ import sys
 import types
 from typing import Any
 
-import client.bots
+import client.bots.strategies
 import client.net.lobby_client
 import client.net.sealed
 import client.session
@@ -49,7 +49,7 @@ def same_game_patches(seed: str, name: str) -> list[tuple[Any, str, Any]]:
         return same_identity
 
     return [
-        (client.bots, "secrets", fixed),  # the lots a greedy or random bot draws
+        (client.bots.strategies, "secrets", fixed),  # the lots a greedy or random bot draws
         (client.session, "secrets", fixed),
         (client.table_setup, "secrets", fixed),
         (protocol.table, "game_identity", game_identity),

@@ -1,4 +1,5 @@
-"""The bots' ladder (client.ladder): every pairing that matters, for 4 and 6 players, in memory.
+"""The bots' ladder (client.bots.ladder): every pairing that matters, for 4 and 6 players, in
+memory.
 
     scripts/bench bots [--games N] [--players 4,6] [--workers W] [--seed TEXT] [--search]
                        [--json]
@@ -20,7 +21,7 @@ import os
 import time
 from dataclasses import asdict, dataclass
 
-from client.ladder import GREEDY, PLANNER, RANDOM, PairingResult, percentile, run_ladder
+from client.bots.ladder import GREEDY, PLANNER, RANDOM, PairingResult, percentile, run_ladder
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,6 @@
 """Is the table fair to every seat? (scripts/bench fairness [--json])
 
-Mirror games of identical greedy bots, seats rotated (client/fairness.py): each deal is played
+Mirror games of identical greedy bots, seats rotated (client/bots/fairness.py): each deal is played
 once per seat with the start player moved on, so every seat plays every hand and every place.
 Per player count: each seat's win share with its Wilson 95% interval and whether 1/n lies
 inside it, the chi-square test against a fair table (n - 1 degrees of freedom; rejected below
@@ -19,7 +19,7 @@ import json
 import math
 import time
 
-from client.fairness import SeatTally, independent_games, mirror_games
+from client.bots.fairness import SeatTally, independent_games, mirror_games
 
 FAIR_LEVEL = 0.01  # the chi-square test rejects a fair table below this p-value
 

@@ -2,7 +2,7 @@
 
 import pytest
 
-from client.bots import GreedyBot, RandomBot, planting_gain, play_local_game
+from client.bots.strategies import GreedyBot, RandomBot, planting_gain, play_local_game
 from protocol.cards import CARDS_OF, Bean
 from protocol.invariants import violations
 from protocol.rules import Accept, EndPlanting, Harvest, MakeOffer, Phase, Plant, Reject, Take

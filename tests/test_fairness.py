@@ -1,11 +1,11 @@
-"""The fairness check's statistics (client/fairness.py) against known values, and mirror games
+"""The fairness check's statistics (client/bots/fairness.py) against known values, and mirror games
 that play as one game renamed."""
 
 import math
 
 import pytest
 
-from client.fairness import (
+from client.bots.fairness import (
     SeatTally,
     chi_square_fair,
     chi_square_sf,

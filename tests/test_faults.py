@@ -13,8 +13,8 @@ import pytest_twisted
 from twisted.internet import reactor
 from twisted.internet.defer import ensureDeferred, gatherResults
 
-from client.bot_player import BotPlayer
-from client.bots import GreedyBot
+from client.bots.player import BotPlayer
+from client.bots.strategies import GreedyBot
 from client.game import LINK_SILENCE, PeerGame
 from client.gamefile import GameFile, GameFileWriter
 from client.net.faults import FrameFaults

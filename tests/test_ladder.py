@@ -1,10 +1,10 @@
-"""The bots' ladder (client.ladder): rotated seats, win shares and their intervals, times."""
+"""The bots' ladder (client.bots.ladder): rotated seats, win shares and their intervals, times."""
 
 from __future__ import annotations
 
 import pytest
 
-from client.ladder import (
+from client.bots.ladder import (
     GREEDY,
     RANDOM,
     Pairing,

@@ -29,9 +29,9 @@ from twisted.internet import reactor
 from twisted.internet.defer import Deferred
 
 import client.net.lobby_client
-from client.bot_player import BotPlayer
-from client.bot_process import BotProcess, spawn_bot
-from client.bots import GreedyBot
+from client.bots.player import BotPlayer
+from client.bots.process import BotProcess, spawn_bot
+from client.bots.strategies import GreedyBot
 from client.cli import build_parser
 from client.game import PeerGame
 from client.screen import GameScreen, Terminal, play_human_seat

@@ -1,5 +1,5 @@
-"""The planner (client.planner, client.farm, client.trading) in exact situations: what it plants,
-harvests, buys, offers and accepts, and the odds and values it judges them by."""
+"""The planner (client.bots.planner, client.bots.farm, client.bots.trading) in exact situations:
+what it plants, harvests, buys, offers and accepts, and the odds and values it judges them by."""
 
 from __future__ import annotations
 
@@ -9,8 +9,7 @@ from dataclasses import replace
 from hypothesis import given
 from hypothesis import strategies as st
 
-from client.bots import play_local_game
-from client.farm import (
+from client.bots.farm import (
     BEAN_INDEX,
     EMPTY,
     expected_coins,
@@ -19,7 +18,8 @@ from client.farm import (
     plan_planting,
     unseen_cards,
 )
-from client.planner import PlannerBot
+from client.bots.planner import PlannerBot
+from client.bots.strategies import play_local_game
 from protocol.cards import BEANS, CARDS_OF, Bean, bean_of, parse_bean
 from protocol.rules import (
     Accept,

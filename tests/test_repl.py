@@ -27,7 +27,7 @@ from twisted.internet import reactor
 from twisted.internet.defer import Deferred, DeferredList, succeed
 from twisted.internet.task import Clock
 
-from client.bot_process import spawn_bot
+from client.bots.process import spawn_bot
 from client.cli import build_parser
 from client.game import Outcome, View
 from client.gamefile import GameFileWriter, game_path

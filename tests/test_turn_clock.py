@@ -11,8 +11,8 @@ import pytest_twisted
 from twisted.internet import reactor
 from twisted.internet.task import Clock
 
-from client.bot_player import BotPlayer
-from client.bots import GreedyBot
+from client.bots.player import BotPlayer
+from client.bots.strategies import GreedyBot
 from client.game import PeerGame, Player
 from client.gamefile import GameFileWriter
 from client.net.mesh import PeerListener

@@ -2,7 +2,7 @@
 
 The typist watches the game its screen shows (after every step, and whenever the prompt comes
 back after a line) and types command lines into the prompt's input, one at a time, as a person
-would. It plays like a greedy bot (client.bots.GreedyBot, its moves written out with
+would. It plays like a greedy bot (client.bots.strategies.GreedyBot, its moves written out with
 client.screen.commands.command_for), except for a few moves it makes whenever it can until they have
 happened, so that a test sees every kind of exchange:
 
@@ -29,7 +29,7 @@ from typing import Any
 
 from prompt_toolkit.input import PipeInput
 
-from client.bots import GreedyBot, planting_gain
+from client.bots.strategies import GreedyBot, planting_gain
 from client.game import Outcome, PeerGame
 from client.screen import GameScreen, PlayerView
 from client.screen.commands import (
@@ -364,7 +364,7 @@ class Typist:
 
     def _offer_to_active_bot(self, view: PlayerView) -> Line | None:
         """A hand card for a face-up card, which the active bot values more than what it
-        gives (client.bots.GreedyBot weighs offers with `planting_gain`), and has not
+        gives (client.bots.strategies.GreedyBot weighs offers with `planting_gain`), and has not
         promised to an offer of its own."""
         state, me, active = view.state, view.seat, view.state.active
         if (

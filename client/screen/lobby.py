@@ -9,7 +9,7 @@ back, and is made again if it dropped meanwhile. What the lobby says unasked (pl
 going, getting ready, chat) is printed above the prompt. Whatever fails is said in a sentence,
 never as a traceback. docs/repl.md lists the commands.
 
-`bot` adds a bot to the room as a process of its own (client.bot_process), which this client
+`bot` adds a bot to the room as a process of its own (client.bots.process), which this client
 stops when the person leaves the room or the program, or when the game ends; `who` knows the
 bots this client started by their keys. `resume N` plays an unfinished game of this identity
 again, from the list shown at the start.
@@ -28,7 +28,7 @@ from twisted.internet.defer import Deferred
 from twisted.internet.defer import TimeoutError as RequestTimeout
 from twisted.internet.error import CannotListenError
 
-from client.bot_process import BotFailed, RoomBot, start_room_bot
+from client.bots.process import BotFailed, RoomBot, start_room_bot
 from client.gamefile import GameFile, GameFileError, unfinished_games
 from client.net.discovery import FoundLobby, find_lobbies
 from client.net.identity_store import load_or_create

@@ -1,5 +1,5 @@
 """The planner's trading: which offers to make, which to accept, and which taker to choose, all
-by what the cards are worth to its farm (client.farm) and what they would give the other side.
+by what the cards are worth to its farm (client.bots.farm) and what they would give the other side.
 
 A card it holds is worth giving away when its farm is worth more without it: a face-up card
 that fits no field, or a hand card that would force a harvest when it reaches the front. A card
@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from client.farm import EMPTY, Holding, index_of, outlook_of_another, plan_planting
+from client.bots.farm import EMPTY, Holding, index_of, outlook_of_another, plan_planting
 from protocol.cards import BEANS, CARDS_OF, Bean, Card, bean_of
 from protocol.rules import (
     Accept,

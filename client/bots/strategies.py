@@ -9,7 +9,7 @@ seat, and returns the actions it takes now (often none). The lockstep asks it af
   player it takes the offer (or, on its own offers to everyone, the bid) worth most to it;
   between partners worth the same it favours the one with fewest coins, then draws lots
   (`seed`), never preferring a seat by its number or by how fast it answered.
-- `PlannerBot` (client.planner, the default): plans its plantings and trades by the coins
+- `PlannerBot` (client.bots.planner, the default): plans its plantings and trades by the coins
   they are likely to bring, from the cards still unseen.
 
 Trading API the strategies use (protocol.rules): `legal_actions` lists `Accept` (a bid, for an
@@ -26,8 +26,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TypeVar
 
-from client.planner import PlannerBot
-from client.strategy import Hand, Strategy
+from client.bots.planner import PlannerBot
+from client.bots.strategy import Hand, Strategy
 from protocol.cards import BEANOMETER, Card, bean_of
 from protocol.kdf import Stream
 from protocol.open_table import OpenTable

@@ -24,7 +24,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from client.bots import GreedyBot, play_local_game
+from client.bots.strategies import GreedyBot, play_local_game
 from protocol.kdf import Stream, derive
 from protocol.rules import Result
 

@@ -1,10 +1,10 @@
 """The planner: a strategy that plans plantings and trades by the coins they are likely to bring.
 
 It sees what its seat sees (the shared state and its own hand) and values a farm with
-client.farm: its hand is a queue planted from the front, so a card that would force a bad
+client.bots.farm: its hand is a queue planted from the front, so a card that would force a bad
 harvest is worth trading or giving away, and cards it must plant are planted in the order and
 with the harvests that keep the most. Its trading (making offers, answering them, and choosing
-among takers) lives in client.trading and uses the same values.
+among takers) lives in client.bots.trading and uses the same values.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from client.farm import (
+from client.bots.farm import (
     EMPTY,
     FULL,
     TUNING,
@@ -28,8 +28,8 @@ from client.farm import (
     sample_futures,
     ways_to_plant,
 )
-from client.strategy import Hand, Strategy, legal_prefix
-from client.trading import Trader
+from client.bots.strategy import Hand, Strategy, legal_prefix
+from client.bots.trading import Trader
 from protocol.cards import Card
 from protocol.kdf import Stream
 from protocol.rules import (
@@ -62,7 +62,7 @@ class PlannerBot(Strategy):
     """Plans plantings, harvests, the third field and trades by their expected coins.
 
     With `rollouts` > 0, the best few ways to plant (by the farm's value) are judged again
-    by that many determinized futures of the unseen cards (client.farm.rollout_value)."""
+    by that many determinized futures of the unseen cards (client.bots.farm.rollout_value)."""
 
     name = "planner"
 

@@ -2,7 +2,7 @@
 
 A strategy sees the shared state (which holds no hidden card) and its own hand (slot -> card),
 exactly like a person at that seat, and returns the actions it takes now (often none). The
-strategies themselves live in client.bots and client.planner.
+strategies themselves live in client.bots.strategies and client.bots.planner.
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ with a 95% interval, its mean coins, the winner's coins in the games it won, and
 decisions take. `scripts/bench bots` runs it on every core.
 
 A shared win counts as a fraction of a win for each winner, and the interval is the Wilson
-score interval (client.fairness, which judges seats the same way). Decision times go into a
+score interval (client.bots.fairness, which judges seats the same way). Decision times go into a
 histogram with 5% wide buckets, so that any number of games adds up in constant memory.
 """
 
@@ -16,10 +16,10 @@ from collections.abc import Iterable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 
-from client.bots import GreedyBot, RandomBot, play_local_game
-from client.fairness import wilson_interval
-from client.planner import PlannerBot
-from client.strategy import Hand, Strategy
+from client.bots.fairness import wilson_interval
+from client.bots.planner import PlannerBot
+from client.bots.strategies import GreedyBot, RandomBot, play_local_game
+from client.bots.strategy import Hand, Strategy
 from protocol.kdf import derive
 from protocol.rules import Action, State
 

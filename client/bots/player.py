@@ -1,4 +1,4 @@
-"""A bot at a seat: a strategy (client.strategy) asked after every step, and again while the
+"""A bot at a seat: a strategy (client.bots.strategy) asked after every step, and again while the
 game waits for it, knowing only what its seat knows (the driver's view).
 
 A bot that holds up the game while it waits for answers to its offers (a person thinking over
@@ -15,8 +15,8 @@ from typing import Any
 
 from twisted.logger import Logger
 
+from client.bots.strategy import Strategy
 from client.game import Outcome, PeerGame, Player
-from client.strategy import Strategy
 from client.turn_clock import blocking_duty
 from protocol.lockstep import StepReport
 from protocol.rules import Action, RuleError, waiting_for

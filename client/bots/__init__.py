@@ -1,0 +1,18 @@
+"""Bots: what a bot is, every strategy, and the ways bots play.
+
+What it offers (callers outside the package import these from `client.bots`):
+
+- `Strategy` (`strategy`): what a strategy is asked and answers, from what its seat knows;
+- the strategies: `PlannerBot` (`planner`, with `farm` for the odds and values of its fields
+  and `trading` for its offers), `GreedyBot` and `RandomBot` (`strategies`), by name through
+  `STRATEGIES` and `strategy_named`;
+- `play_local_game` (`strategies`): a whole game of strategies in memory, no network;
+- `BotPlayer` (`player`): a strategy at a seat of a real game, driving `client.game`;
+- bots as processes (`process`): `bean-client bot`, started by a person's client;
+- the ladder (`ladder`) and the fairness games (`fairness`): bots against each other, and
+  mirror games that check no seat is favoured (scripts/bench bots and fairness).
+
+It must never import the screen (client.screen): a bot plays without a terminal. Nor does it
+import the links (client.net), except where a bot process is started: a bot reaches other
+machines only through the game driver it plays in.
+"""
