@@ -21,8 +21,8 @@ import sys
 import threading
 from typing import Any
 
-from client.bots.strategies import STRATEGIES
-from client.net.lobby_client import DEFAULT_LOBBY_PORT, parse_lobby_address
+from client.bots import STRATEGIES
+from client.net import DEFAULT_LOBBY_PORT, parse_lobby_address
 from protocol.messages import SINGLETON_RULES
 from protocol.table import MIN_PROOF_ROUNDS
 
@@ -187,8 +187,7 @@ def main(argv: list[str] | None = None) -> None:
 
 async def _dispatch(reactor: Any, args: argparse.Namespace) -> int:
     from client.gamefile import GameFileError
-    from client.net.lan_checks import LanProblem
-    from client.net.lobby_client import LobbyError
+    from client.net import LanProblem, LobbyError
     from client.table_setup import TableRefused
 
     try:
@@ -218,10 +217,9 @@ async def run_bot(reactor: Any, args: argparse.Namespace, make_game: Any = None)
     import json
     import secrets
 
-    from client.bots.player import BotPlayer
-    from client.bots.strategies import strategy_named
+    from client.bots import BotPlayer, strategy_named
     from client.game import PeerGame
-    from client.net.lobby_client import LobbyClient
+    from client.net import LobbyClient
     from client.session import OwnerGone, Seat, join_and_play, room_options
     from client.summary import report, report_refusal
     from client.table_setup import TableRefused
@@ -279,8 +277,7 @@ async def run_resume(reactor: Any, args: argparse.Namespace) -> int:
 
     path = Path(args.gamefile)
     if args.bot is not None:
-        from client.bots.player import BotPlayer
-        from client.bots.strategies import strategy_named
+        from client.bots import BotPlayer, strategy_named
         from client.summary import report
 
         player = BotPlayer(reactor, strategy_named(args.bot))

@@ -43,8 +43,7 @@ from twisted.python.failure import Failure
 
 from client.ending import EndVotes, mask_of, seats_in
 from client.gamefile import Frame, GameFile, GameFileWriter
-from client.net.faults import FrameFaults
-from client.net.mesh import LinkLoss, Mesh, MeshHandler, PeerListener
+from client.net import FrameFaults, LinkLoss, Mesh, MeshHandler, PeerListener
 from client.presence import Presence, PresenceNews
 from client.step_watch import StepWatch
 from client.turn_clock import Situation, TurnClock

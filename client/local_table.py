@@ -14,8 +14,8 @@ from typing import Any
 
 from twisted.internet.defer import DeferredList
 
-from client.bots.process import spawn_bot
-from client.net.identity_store import load_or_create
+from client.bots import spawn_bot
+from client.net import load_or_create
 from lobby.limits import LobbyLimits
 from lobby.service import makeService
 from protocol.table import MIN_PROOF_ROUNDS

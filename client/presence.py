@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from client.net.mesh import LinkLoss
+from client.net import LinkLoss
 
 
 @dataclass(frozen=True)

@@ -15,8 +15,7 @@ from typing import Any
 
 from client.game import Outcome, PeerGame, Player
 from client.gamefile import GameFile, GameFileError
-from client.net.identity_store import find_identity
-from client.net.mesh import PeerListener
+from client.net import PeerListener, find_identity
 from client.session import deck_workers, open_peer_port
 from client.table_setup import TableSetup
 from protocol.lockstep import StepReport

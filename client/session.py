@@ -23,16 +23,17 @@ from twisted.internet.error import CannotListenError
 
 from client.game import Outcome, PeerGame, Player
 from client.gamefile import GameFileWriter, game_path
-from client.net.identity_store import load_or_create
-from client.net.lan_checks import (
+from client.net import (
     LanProblem,
+    LobbyClient,
+    LobbyError,
+    PeerListener,
     check_listen_address,
     check_roster,
     explain_bind_error,
     explain_lobby_error,
+    load_or_create,
 )
-from client.net.lobby_client import LobbyClient, LobbyError
-from client.net.mesh import PeerListener
 from client.table_setup import TableRefused, TableSetup, table_lines
 from protocol.identity import Identity
 from protocol.messages import GameStart, MessageError, RoomOptions

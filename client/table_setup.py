@@ -28,8 +28,14 @@ from typing import Any
 from twisted.internet.defer import Deferred
 from twisted.logger import Logger
 
-from client.net.mesh import LinkLoss, Mesh, MeshHandler, PeerListener
-from client.net.remembered import RememberedKeys, changed_player_keys
+from client.net import (
+    LinkLoss,
+    Mesh,
+    MeshHandler,
+    PeerListener,
+    RememberedKeys,
+    changed_player_keys,
+)
 from protocol.identity import Identity
 from protocol.messages import LOBBY_EVENTS, GameStart, Message, MessageError, RoomOptions
 from protocol.peer_messages import TableCommit, TableConfirm, TableRefusal, TableReveal

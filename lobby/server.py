@@ -20,7 +20,7 @@ from twisted.logger import Logger
 from twisted.python.failure import Failure
 from zope.interface import implementer
 
-from client.net.sealed import channel_binding
+from client.net import channel_binding
 from lobby.limits import LobbyLimits, TokenBucket
 from lobby.rooms import ConnId, Drop, Effect, Lobby, Send
 from protocol.messages import (

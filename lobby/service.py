@@ -13,8 +13,7 @@ from twisted.internet.endpoints import serverFromString
 from twisted.internet.interfaces import IListeningPort, IReactorTime, IStreamServerEndpoint
 from twisted.python import usage
 
-from client.net.identity_store import load_or_create_file, lobby_key_path
-from client.net.sealed import accept
+from client.net import accept, load_or_create_file, lobby_key_path
 from lobby.discovery import DISCOVERY_PORT, DiscoveryService, check_lobby_name, default_lobby_name
 from lobby.limits import LobbyLimits
 from lobby.server import LobbyFactory

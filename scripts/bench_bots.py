@@ -21,7 +21,7 @@ import os
 import time
 from dataclasses import asdict, dataclass
 
-from client.bots.ladder import GREEDY, PLANNER, RANDOM, PairingResult, percentile, run_ladder
+from client.bots import GREEDY, PLANNER, RANDOM, PairingResult, percentile, run_ladder
 
 
 @dataclass(frozen=True)

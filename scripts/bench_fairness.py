@@ -19,7 +19,7 @@ import json
 import math
 import time
 
-from client.bots.fairness import SeatTally, independent_games, mirror_games
+from client.bots import SeatTally, independent_games, mirror_games
 
 FAIR_LEVEL = 0.01  # the chi-square test rejects a fair table below this p-value
 

@@ -33,7 +33,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from client.bots.strategies import STRATEGIES, play_local_game, strategy_named
+from client.bots import STRATEGIES, play_local_game, strategy_named
 from protocol.simulate import game_seed
 
 BIN = Path(sys.executable).parent

@@ -212,7 +212,7 @@ async def _load(
     from twisted.internet.defer import Deferred, DeferredSemaphore, gatherResults
     from twisted.internet.task import LoopingCall
 
-    from client.net.lobby_client import LobbyClient
+    from client.net import LobbyClient
     from protocol.identity import Identity
 
     lines = _stdin_lines(reactor)

@@ -28,7 +28,7 @@ from typing import Any
 import msgpack
 from twisted.internet.defer import Deferred
 
-from client.net.sealed import accept
+from client.net import accept
 from lobby.limits import LobbyLimits
 from lobby.rooms import Effect, Lobby, Room, Send
 from lobby.server import LobbyFactory

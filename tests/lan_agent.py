@@ -31,16 +31,17 @@ from twisted.internet.protocol import Factory, Protocol, connectionDone
 from twisted.protocols.basic import LineOnlyReceiver
 from twisted.python.failure import Failure
 
-from client.net.lan_checks import (
+from client.net import (
     LanProblem,
+    LobbyClient,
     check_listen_address,
     check_roster,
     explain_bind_error,
     explain_lobby_error,
     explain_no_incoming_links,
     explain_peer_link_failure,
+    parse_lobby_address,
 )
-from client.net.lobby_client import LobbyClient, parse_lobby_address
 from protocol.identity import Identity
 
 

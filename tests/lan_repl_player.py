@@ -21,8 +21,7 @@ from typing import Any
 from prompt_toolkit.input import create_pipe_input
 from prompt_toolkit.output import DummyOutput
 
-from client.net.identity_store import load_or_create
-from client.net.lobby_client import parse_lobby_address
+from client.net import load_or_create, parse_lobby_address
 from client.runtime import run
 from client.screen import GameScreen, Terminal, play_roster
 from client.session import Seat, match, open_peer_port

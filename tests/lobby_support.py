@@ -14,8 +14,7 @@ from twisted.internet.endpoints import TCP4ClientEndpoint
 from twisted.internet.protocol import Factory, Protocol, connectionDone
 from twisted.python.failure import Failure
 
-from client.net.lobby_client import LobbyClient, LobbyListener
-from client.net.sealed import channel_binding, dial
+from client.net import LobbyClient, LobbyListener, channel_binding, dial
 from lobby.limits import LobbyLimits
 from lobby.server import LobbyFactory
 from lobby.service import makeService

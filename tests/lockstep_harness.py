@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from client.bots.strategies import Strategy
+from client.bots import Strategy
 from protocol.kdf import derive
 from protocol.lockstep import GameConfig, Lockstep, StepReport
 from protocol.rules import Action, Options

@@ -52,7 +52,7 @@ from twisted.internet.interfaces import IDelayedCall, IListeningPort
 from twisted.internet.protocol import Factory, Protocol, connectionDone
 from twisted.python.failure import Failure
 
-from client.net import sealed
+from client.net import accept, dial
 from protocol.identity import Identity
 from protocol.kdf import Stream
 from tests.waiting import Watched
@@ -627,7 +627,7 @@ class _SplicedIn(Protocol):
         endpoint: Any = TCP4ClientEndpoint(
             splice.reactor, splice.target_host, splice.target_port, CONNECT_TIMEOUT
         )
-        endpoint = sealed.dial(endpoint, splice.identity_out, lambda key: True, splice.reactor)
+        endpoint = dial(endpoint, splice.identity_out, lambda key: True, splice.reactor)
         connecting = endpoint.connect(Factory.forProtocol(lambda: _SplicedOut(self)))
         connecting.addCallbacks(self._target_up, lambda _: self.transport.abortConnection())
 
@@ -694,7 +694,7 @@ class Splice(Factory, Watched):
         return _SplicedIn(self)
 
     async def listen(self, interface: str = "127.0.0.1") -> int:
-        wrapped = sealed.accept(self, self.identity_in, self.clients_show_keys, self.reactor)
+        wrapped = accept(self, self.identity_in, self.clients_show_keys, self.reactor)
         endpoint = serverFromString(self.reactor, f"tcp:0:interface={interface}")
         self._port = await endpoint.listen(wrapped)
         return int(self._port.getHost().port)

@@ -11,10 +11,8 @@ from dataclasses import dataclass, field
 import pytest
 from twisted.internet.task import Clock
 
-from client.bots.planner import PlannerBot
+from client.bots import GreedyBot, PlannerBot, Strategy
 from client.bots.player import A_MOMENT, PATIENT_SECONDS, BotPlayer
-from client.bots.strategies import GreedyBot
-from client.bots.strategy import Strategy
 from protocol.cards import Card
 from protocol.rules import (
     Action,

@@ -17,9 +17,7 @@ from collections.abc import Callable
 
 import pytest
 
-from client.bots.planner import PlannerBot
-from client.bots.strategies import GreedyBot, RandomBot, play_local_game
-from client.bots.strategy import Hand, Strategy
+from client.bots import GreedyBot, Hand, PlannerBot, RandomBot, Strategy, play_local_game
 from protocol.cards import Card
 from protocol.kdf import Stream
 from protocol.open_table import OpenTable

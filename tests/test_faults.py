@@ -13,12 +13,10 @@ import pytest_twisted
 from twisted.internet import reactor
 from twisted.internet.defer import ensureDeferred, gatherResults
 
-from client.bots.player import BotPlayer
-from client.bots.strategies import GreedyBot
+from client.bots import BotPlayer, GreedyBot
 from client.game import LINK_SILENCE, PeerGame
 from client.gamefile import GameFile, GameFileWriter
-from client.net.faults import FrameFaults
-from client.net.mesh import PeerListener
+from client.net import FrameFaults, PeerListener
 from protocol.identity import Identity
 from protocol.kdf import Stream, derive
 from protocol.messages import GameStart, Message, RoomOptions, Seat

@@ -13,7 +13,7 @@ import pytest
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 
-from client.net.identity_store import config_home, key_path, load_or_create
+from client.net import config_home, key_path, load_or_create
 from protocol.identity import (
     Identity,
     IdentityError,

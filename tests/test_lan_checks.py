@@ -15,6 +15,7 @@ from twisted.internet.defer import gatherResults
 from twisted.internet.error import CannotListenError
 from twisted.internet.protocol import Factory, Protocol
 
+from client.net import LobbyClient
 from client.net.lan_checks import (
     AddressNotHere,
     LoopbackListener,
@@ -26,7 +27,6 @@ from client.net.lan_checks import (
     explain_lobby_error,
     is_loopback,
 )
-from client.net.lobby_client import LobbyClient
 from protocol.identity import Identity
 from tests.netns import lan_fixture  # noqa: F401  (the make_lan fixture)
 from tests.waiting import within

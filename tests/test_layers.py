@@ -4,8 +4,11 @@
 - protocol/deck/ imports nothing of the rules or the lockstep (only itself and protocol.kdf),
   and the rest of the project takes the deck from the package, never from its modules;
 - client/screen/ (the terminal) is imported only by the entry points, from the package;
-- lobby/ takes from client/ only the adapters both sides share (the key files and the sealed
-  links), and those import nothing else of client/;
+- client/net/ (the links) imports nothing else of client/: not the game, the bots or the screen;
+- client/bots/ imports neither the screen nor the links (but for the bot processes' module);
+- the links and the bots are taken from their packages outside their own tests;
+- lobby/ takes from client/ only client/net/, the adapters both sides share (the key files and
+  the sealed links);
 - no module imports, even inside a function, a module that imports it back (no import circle);
 - no package draws secrets or shuffles from `random`.
 
@@ -35,8 +38,12 @@ DECK_MAY_IMPORT = {DECK, "protocol.kdf"}
 SCREEN = "client.screen"
 # The modules that run a bean-client command: the only ones that may show a terminal.
 ENTRY_POINTS = {"client.cli", "client.resume", "client.offline", "client.local_table"}
-# What the lobby shares with the clients: its key file, and TLS over Twisted for its listener.
-SHARED_WITH_THE_LOBBY = {"client.net.identity_store", "client.net.sealed"}
+NET = "client.net"
+BOTS = "client.bots"
+# Where a bot reaches the links: the module that starts bots as processes.
+BOTS_MAY_USE_NET = {"client.bots.process"}
+# The game bench switches the links to plain ones by a module global, the one test-only hook.
+PATCHES_MODULES = {"scripts.bench_bot"}
 # The deck's own unit tests read its modules; every other caller uses the package.
 DECK_UNIT_TESTS = {"tests.deck_harness", "tests.test_group"} | {
     f"tests.{path.stem}" for path in (ROOT / "tests").glob("test_deck_*.py")
@@ -148,24 +155,27 @@ def screen_importers(tree: Mapping[str, str]) -> list[str]:
     ]  # fmt: skip
 
 
-def lobby_reaches_into_client(tree: Mapping[str, str]) -> list[str]:
-    found = []
-    for module, source in tree.items():
-        allowed = (
-            SHARED_WITH_THE_LOBBY
-            if within(module, "lobby")
-            else set()
-            if module in SHARED_WITH_THE_LOBBY
-            else None
-        )
-        if allowed is None:
-            continue
-        found += [
-            f"{module} imports {name}"
-            for name in imports(module, source)
-            if within(name, "client") and name in tree and name not in allowed
-        ]
-    return found
+def imports_of(
+    tree: Mapping[str, str], importers: str, forbidden: str, allowed: str | None = None
+) -> list[str]:
+    """Modules within `importers` that import a module within `forbidden` (but for `allowed`)."""
+    return [
+        f"{module} imports {name}"
+        for module, source in tree.items()
+        if within(module, importers)
+        for name in imports(module, source)
+        if within(name, forbidden) and name in tree
+        and not within(name, importers) and not (allowed and within(name, allowed))
+    ]  # fmt: skip
+
+
+def bots_reach_the_screen_or_links(tree: Mapping[str, str]) -> list[str]:
+    bots = {m: s for m, s in tree.items() if m not in BOTS_MAY_USE_NET}
+    return imports_of(tree, BOTS, SCREEN) + imports_of(bots, BOTS, NET)
+
+
+def outside_tests(tree: Mapping[str, str]) -> dict[str, str]:
+    return {m: s for m, s in tree.items() if not within(m, "tests")}
 
 
 def import_circles(tree: Mapping[str, str]) -> list[str]:
@@ -201,10 +211,20 @@ RULES = {
     "the deck imports only itself and the kdf": deck_imports_outside_itself,
     "the deck is taken from its package": lambda tree: reaches_into(tree, DECK, DECK_UNIT_TESTS),
     "the screen is taken from its package": lambda tree: reaches_into(
-        {m: s for m, s in tree.items() if not within(m, "tests")}, SCREEN, set()
+        outside_tests(tree), SCREEN, set()
     ),
     "only entry points import the screen": screen_importers,
-    "the lobby takes only the shared adapters from the client": lobby_reaches_into_client,
+    "the links import nothing else of the client": lambda tree: imports_of(tree, NET, "client"),
+    "the bots import neither the screen nor the links": bots_reach_the_screen_or_links,
+    "the links are taken from their package": lambda tree: reaches_into(
+        outside_tests(tree), NET, PATCHES_MODULES
+    ),
+    "the bots are taken from their package": lambda tree: reaches_into(
+        outside_tests(tree), BOTS, PATCHES_MODULES
+    ),
+    "the lobby takes only the links from the client": lambda tree: imports_of(
+        tree, "lobby", "client", NET
+    ),
     "no import circle": import_circles,
 }
 
@@ -227,7 +247,23 @@ BREAKS = {
         "client.game",
         "from client.screen import GameScreen\n",
     ),
-    "the lobby takes only the shared adapters from the client": (
+    "the links import nothing else of the client": (
+        "client.net.mesh",
+        "from client.gamefile import GameFile\n",
+    ),
+    "the bots import neither the screen nor the links": (
+        "client.bots.player",
+        "from client.net import Mesh\n",
+    ),
+    "the links are taken from their package": (
+        "client.session",
+        "from client.net.mesh import Mesh\n",
+    ),
+    "the bots are taken from their package": (
+        "lobby.rooms",
+        "from client.bots.strategies import GreedyBot\n",
+    ),
+    "the lobby takes only the links from the client": (
         "lobby.rooms",
         "from client.game import PeerGame\n",
     ),
@@ -258,7 +294,7 @@ def test_every_package_says_what_it_offers_and_must_never_import():
     for init in (path for package in PACKAGES for path in (ROOT / package).glob("**/__init__.py")):
         docstring = ast.get_docstring(ast.parse(init.read_text()))
         assert docstring, f"{init.relative_to(ROOT)} has no docstring"
-    for package in (DECK, SCREEN):
+    for package in (DECK, SCREEN, NET, BOTS, "lobby"):
         init = ROOT / package.replace(".", "/") / "__init__.py"
         docstring = ast.get_docstring(ast.parse(init.read_text()))
         assert "offers" in docstring and "never import" in docstring, package

@@ -13,8 +13,7 @@ from twisted.internet.endpoints import TCP4ServerEndpoint
 from twisted.internet.protocol import Factory, Protocol
 from twisted.internet.task import Clock
 
-from client.net.lobby_client import LobbyClient, LobbyDisconnected, LobbyError
-from client.net.sealed import accept, channel_binding
+from client.net import LobbyClient, LobbyDisconnected, LobbyError, accept, channel_binding
 from lobby.limits import LobbyLimits
 from protocol.identity import Identity
 from protocol.messages import (

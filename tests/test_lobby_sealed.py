@@ -10,8 +10,7 @@ import pytest
 import pytest_twisted
 from twisted.internet import reactor
 
-from client.net.lobby_client import LobbyError, LobbyKeyChanged
-from client.net.remembered import RememberedKeys
+from client.net import LobbyError, LobbyKeyChanged, RememberedKeys
 from protocol.identity import Identity
 from tests.lobby_support import Clients, Recorder, start_lobby
 from tests.relay import Relay, Splice

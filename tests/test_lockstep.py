@@ -9,7 +9,7 @@ from collections import Counter
 
 import pytest
 
-from client.bots.strategies import GreedyBot, RandomBot
+from client.bots import GreedyBot, RandomBot
 from protocol.cards import bean_of
 from protocol.deck import Keys, SeedReveal, decode_message
 from protocol.lockstep import Cheat, Lockstep, StepReport

@@ -29,9 +29,7 @@ from twisted.internet import reactor
 from twisted.internet.defer import Deferred
 
 import client.net.lobby_client
-from client.bots.player import BotPlayer
-from client.bots.process import BotProcess, spawn_bot
-from client.bots.strategies import GreedyBot
+from client.bots import BotPlayer, BotProcess, GreedyBot, spawn_bot
 from client.cli import build_parser
 from client.game import PeerGame
 from client.screen import GameScreen, Terminal, play_human_seat

@@ -9,6 +9,7 @@ from dataclasses import replace
 from hypothesis import given
 from hypothesis import strategies as st
 
+from client.bots import PlannerBot, play_local_game
 from client.bots.farm import (
     BEAN_INDEX,
     EMPTY,
@@ -18,8 +19,6 @@ from client.bots.farm import (
     plan_planting,
     unseen_cards,
 )
-from client.bots.planner import PlannerBot
-from client.bots.strategies import play_local_game
 from protocol.cards import BEANS, CARDS_OF, Bean, bean_of, parse_bean
 from protocol.rules import (
     Accept,

@@ -8,7 +8,7 @@ from twisted.internet import reactor
 
 from client.game import PeerGame, Player
 from client.gamefile import GameFileWriter
-from client.net.mesh import LinkLoss
+from client.net import LinkLoss
 from client.presence import Presence, PresenceNews, loss_sentence
 from protocol.identity import Identity
 from protocol.messages import GAME_ID_BYTES, GameStart, RoomOptions, Seat

@@ -27,12 +27,11 @@ from twisted.internet import reactor
 from twisted.internet.defer import Deferred, DeferredList, succeed
 from twisted.internet.task import Clock
 
-from client.bots.process import spawn_bot
+from client.bots import spawn_bot
 from client.cli import build_parser
 from client.game import Outcome, View
 from client.gamefile import GameFileWriter, game_path
-from client.net.discovery import FoundLobby
-from client.net.identity_store import load_or_create
+from client.net import FoundLobby, load_or_create
 from client.screen import GameScreen, PlayerView, Terminal, in_twisted, play_human_seat, run_connect
 from client.screen.commands import Submit, parse_game_command
 from protocol.identity import Identity

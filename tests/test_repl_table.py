@@ -21,7 +21,7 @@ from prompt_toolkit.input import PipeInput
 from twisted.internet import reactor
 from twisted.internet.defer import Deferred
 
-from client.bots.process import BotProcess, spawn_bot
+from client.bots import BotProcess, spawn_bot
 from client.gamefile import GameFile
 from client.screen import GameScreen, Terminal, run_connect
 from tests.lobby_support import Clients, start_lobby

@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from prompt_toolkit.formatted_text import to_plain_text
 
-from client.bots.strategies import GreedyBot
+from client.bots import GreedyBot
 from client.screen import render_story, story_lines
 from client.screen.story import HEIGHT, WIDTH
 from client.story import GameStory, Sale

@@ -17,8 +17,7 @@ from hypothesis import strategies as st
 from twisted.internet import reactor
 from twisted.internet.defer import DeferredList
 
-from client.net.mesh import PeerListener
-from client.net.remembered import RememberedKeys, changed_player_keys
+from client.net import PeerListener, RememberedKeys, changed_player_keys
 from client.table_setup import TableRefused, TableSetup
 from protocol.identity import Identity, fingerprint
 from protocol.messages import GameStart, RoomOptions, Seat

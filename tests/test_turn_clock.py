@@ -11,11 +11,10 @@ import pytest_twisted
 from twisted.internet import reactor
 from twisted.internet.task import Clock
 
-from client.bots.player import BotPlayer
-from client.bots.strategies import GreedyBot
+from client.bots import BotPlayer, GreedyBot
 from client.game import PeerGame, Player
 from client.gamefile import GameFileWriter
-from client.net.mesh import PeerListener
+from client.net import PeerListener
 from client.turn_clock import TurnClock, blocking_duty, default_actions
 from protocol.identity import Identity
 from protocol.kdf import derive

@@ -16,3 +16,38 @@ It must never import the screen (client.screen): a bot plays without a terminal.
 import the links (client.net), except where a bot process is started: a bot reaches other
 machines only through the game driver it plays in.
 """
+
+from client.bots.fairness import SeatTally, independent_games, mirror_games, wilson_interval
+from client.bots.ladder import GREEDY, PLANNER, RANDOM, PairingResult, percentile, run_ladder
+from client.bots.planner import PlannerBot
+from client.bots.player import BotPlayer
+from client.bots.process import BotFailed, BotProcess, RoomBot, spawn_bot, start_room_bot
+from client.bots.strategies import STRATEGIES, GreedyBot, RandomBot, play_local_game, strategy_named
+from client.bots.strategy import Hand, Strategy
+
+__all__ = [
+    "GREEDY",
+    "PLANNER",
+    "RANDOM",
+    "STRATEGIES",
+    "BotFailed",
+    "BotPlayer",
+    "BotProcess",
+    "GreedyBot",
+    "Hand",
+    "PairingResult",
+    "PlannerBot",
+    "RandomBot",
+    "RoomBot",
+    "SeatTally",
+    "Strategy",
+    "independent_games",
+    "mirror_games",
+    "percentile",
+    "play_local_game",
+    "run_ladder",
+    "spawn_bot",
+    "start_room_bot",
+    "strategy_named",
+    "wilson_interval",
+]

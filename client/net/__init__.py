@@ -18,3 +18,75 @@ client/), the bots (client.bots) or the screen (client.screen): the lobby takes 
 and sealed links from here, and a link must not care what game its bytes carry. Of protocol/
 it uses only the pure parts that define the wire.
 """
+
+from client.net.discovery import FoundLobby, find_lobbies
+from client.net.faults import FrameFaults
+from client.net.identity_store import (
+    APP_DIR,
+    config_home,
+    find_identity,
+    key_path,
+    load_or_create,
+    load_or_create_file,
+    lobby_key_path,
+)
+from client.net.lan_checks import (
+    LanProblem,
+    PeerRefused,
+    check_listen_address,
+    check_roster,
+    explain_bind_error,
+    explain_lobby_error,
+    explain_no_incoming_links,
+    explain_peer_link_failure,
+)
+from client.net.lobby_client import (
+    DEFAULT_LOBBY_PORT,
+    LobbyClient,
+    LobbyDisconnected,
+    LobbyError,
+    LobbyKeyChanged,
+    LobbyListener,
+    parse_lobby_address,
+)
+from client.net.mesh import LinkLoss, Mesh, MeshHandler, PeerListener
+from client.net.remembered import RememberedKeys, changed_player_keys
+from client.net.sealed import accept, channel_binding, dial, peer_key
+
+__all__ = [
+    "APP_DIR",
+    "DEFAULT_LOBBY_PORT",
+    "FoundLobby",
+    "FrameFaults",
+    "LanProblem",
+    "LinkLoss",
+    "LobbyClient",
+    "LobbyDisconnected",
+    "LobbyError",
+    "LobbyKeyChanged",
+    "LobbyListener",
+    "Mesh",
+    "MeshHandler",
+    "PeerListener",
+    "PeerRefused",
+    "RememberedKeys",
+    "accept",
+    "changed_player_keys",
+    "channel_binding",
+    "check_listen_address",
+    "check_roster",
+    "config_home",
+    "dial",
+    "explain_bind_error",
+    "explain_lobby_error",
+    "explain_no_incoming_links",
+    "explain_peer_link_failure",
+    "find_identity",
+    "find_lobbies",
+    "key_path",
+    "load_or_create",
+    "load_or_create_file",
+    "lobby_key_path",
+    "parse_lobby_address",
+    "peer_key",
+]

@@ -34,7 +34,7 @@ from twisted.logger import Logger
 from twisted.python.failure import Failure
 from zope.interface import implementer
 
-from client.net import sealed
+import client.net.sealed as sealed
 from client.net.remembered import RememberedKeys
 from protocol.identity import Identity, fingerprint
 from protocol.messages import (

@@ -33,7 +33,7 @@ from twisted.logger import Logger
 from twisted.python.failure import Failure
 from zope.interface import implementer
 
-from client.net import sealed
+import client.net.sealed as sealed
 from client.net.faults import FrameFaults
 from client.net.lan_checks import PeerRefused, explain_peer_link_failure
 from protocol.identity import Identity, fingerprint

@@ -18,7 +18,7 @@ from typing import NamedTuple
 from prompt_toolkit.completion import CompleteEvent, Completer, Completion
 from prompt_toolkit.document import Document
 
-from client.bots.strategies import STRATEGIES
+from client.bots import STRATEGIES
 from client.gamefile import GameFile
 from client.screen.commands import (
     FACE_WORD,

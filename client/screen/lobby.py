@@ -28,19 +28,21 @@ from twisted.internet.defer import Deferred
 from twisted.internet.defer import TimeoutError as RequestTimeout
 from twisted.internet.error import CannotListenError
 
-from client.bots.process import BotFailed, RoomBot, start_room_bot
+from client.bots import BotFailed, RoomBot, start_room_bot
 from client.gamefile import GameFile, GameFileError, unfinished_games
-from client.net.discovery import FoundLobby, find_lobbies
-from client.net.identity_store import load_or_create
-from client.net.lan_checks import LanProblem, check_listen_address
-from client.net.lobby_client import (
+from client.net import (
+    FoundLobby,
+    LanProblem,
     LobbyClient,
     LobbyDisconnected,
     LobbyError,
     LobbyListener,
+    PeerListener,
+    check_listen_address,
+    find_lobbies,
+    load_or_create,
     parse_lobby_address,
 )
-from client.net.mesh import PeerListener
 from client.resume import how_far
 from client.screen.commands import CommandError
 from client.screen.completion import LobbyCompleter

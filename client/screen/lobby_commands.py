@@ -14,8 +14,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
-from client.bots.strategies import STRATEGIES
-from client.net.lobby_client import parse_lobby_address
+from client.bots import STRATEGIES
+from client.net import parse_lobby_address
 from client.screen.commands import (
     Command,
     CommandError,

@@ -32,8 +32,7 @@ from prompt_toolkit.patch_stdout import patch_stdout
 from twisted.internet.defer import Deferred
 
 from client.game import Outcome, PeerGame, Player
-from client.net.identity_store import load_or_create
-from client.net.mesh import PeerListener
+from client.net import PeerListener, load_or_create
 from client.presence import PresenceNews
 from client.resume import resume_game
 from client.screen.commands import (
