@@ -22,9 +22,14 @@ import threading
 from typing import Any
 
 from client.bots import STRATEGIES
-from client.net import DEFAULT_LOBBY_PORT, parse_lobby_address
+from client.net import DEFAULT_LOBBY_PORT, parse_lobby_address, version_line
+from protocol.cards import MAX_PLAYERS, MIN_PLAYERS
 from protocol.messages import SINGLETON_RULES
 from protocol.table import MIN_PROOF_ROUNDS
+
+# `play`'s bots: the table seats 3 to 7 players, the person one of them unless --no-human.
+BOTS_WITH_YOU = f"{MIN_PLAYERS - 1} to {MAX_PLAYERS - 1}"
+BOTS_ALONE = f"{MIN_PLAYERS} to {MAX_PLAYERS}"
 
 
 def _game_arguments(parser: argparse.ArgumentParser) -> None:
@@ -62,6 +67,15 @@ def _weak_proofs_argument(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def _strategy_argument(parser: argparse.ArgumentParser, what: str) -> None:
+    parser.add_argument(
+        "--strategy",
+        choices=STRATEGIES,
+        default=STRATEGIES[0],
+        help=f"{what} (default: %(default)s; docs/bots.md tells them apart)",
+    )
+
+
 def _plain_argument(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--plain",
@@ -96,7 +110,18 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
         epilog=__doc__,
     )
-    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    parser.add_argument(
+        "--version",
+        action="version",
+        version=version_line("bean-client"),
+        help="say this program's version and the protocol version it speaks",
+    )
+    commands = parser.add_subparsers(
+        dest="command",
+        required=True,
+        metavar="COMMAND",
+        help="what to do (bean-client COMMAND -h explains each)",
+    )
 
     connect = commands.add_parser("connect", help="the lobby and your games, in the terminal")
     connect.add_argument(
@@ -119,16 +144,23 @@ def build_parser() -> argparse.ArgumentParser:
     _weak_proofs_argument(connect)
 
     play = commands.add_parser("play", help="a whole game on this machine against bots")
-    play.add_argument("--bots", type=int, default=3, metavar="N", help="bots at the table (2-7)")
+    play.add_argument(
+        "--bots",
+        type=int,
+        default=3,
+        metavar="N",
+        help=f"bots at the table (default 3): {BOTS_WITH_YOU} with you, {BOTS_ALONE} with "
+        "--no-human",
+    )
     play.add_argument("--no-human", action="store_true", help="every seat is a bot")
-    play.add_argument("--strategy", choices=STRATEGIES, default=STRATEGIES[0])
+    _strategy_argument(play, "how the bots play")
     play.add_argument("--name", default="you", help="your name at the table")
     _plain_argument(play)
     _game_arguments(play)
 
     bot = commands.add_parser("bot", help="put one bot into a lobby")
     bot.add_argument("lobby", metavar="HOST[:PORT]", help=f"the lobby (port {DEFAULT_LOBBY_PORT})")
-    bot.add_argument("--strategy", choices=STRATEGIES, default=STRATEGIES[0])
+    _strategy_argument(bot, "how the bot plays")
     bot.add_argument("--seats", type=int, default=4, help="players at the table (3-7)")
     bot.add_argument("--name", default=None, help="its name in the lobby (default bot-XXXX)")
     bot.add_argument("--profile", default=None, help="its identity key's name (default: name)")
@@ -167,7 +199,10 @@ def build_parser() -> argparse.ArgumentParser:
         ("replay", "show a game turn by turn"),
     ):
         offline = commands.add_parser(name, help=text)
-        offline.add_argument("gamefile")
+        offline.add_argument(
+            "gamefile",
+            help="a game's file (each seat's is kept in ~/.local/share/bohnanza-p2p/games)",
+        )
     replay = commands.choices["replay"]
     replay.add_argument(
         "--summary",
@@ -299,8 +334,13 @@ async def run_play(reactor: Any, args: argparse.Namespace) -> int:
     from client.local_table import play_against_bots
 
     players = args.bots + (0 if args.no_human else 1)
-    if not 3 <= players <= 7:
-        print(f"bean-client: a table has 3 to 7 players, not {players}", file=sys.stderr)
+    if not MIN_PLAYERS <= players <= MAX_PLAYERS:
+        print(
+            f"bean-client: --bots {args.bots} makes a table of {players}, but a table seats "
+            f"{MIN_PLAYERS} to {MAX_PLAYERS} players: --bots takes {BOTS_WITH_YOU} with you, "
+            f"{BOTS_ALONE} with --no-human",
+            file=sys.stderr,
+        )
         return 2
     return await play_against_bots(reactor, args)
 

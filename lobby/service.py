@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, ClassVar
@@ -13,7 +14,7 @@ from twisted.internet.endpoints import serverFromString
 from twisted.internet.interfaces import IListeningPort, IReactorTime, IStreamServerEndpoint
 from twisted.python import usage
 
-from client.net import accept, load_or_create_file, lobby_key_path
+from client.net import accept, load_or_create_file, lobby_key_path, version_line
 from lobby.discovery import DISCOVERY_PORT, DiscoveryService, check_lobby_name, default_lobby_name
 from lobby.limits import LobbyLimits
 from lobby.server import LobbyFactory
@@ -53,6 +54,11 @@ class LobbyOptions(usage.Options):
             "$XDG_CONFIG_HOME/bohnanza-p2p/lobby/lobby.key)",
         ],
     ]
+
+    def opt_version(self) -> None:
+        """Say this program's version and the protocol version it speaks, and exit."""
+        print(version_line("bean-lobby"))
+        sys.exit(0)
 
     def postOptions(self) -> None:
         self["discovery"] = not self["no-discovery"]

@@ -11,7 +11,8 @@ What it offers (callers outside the package import these from `client.net`):
 - `mesh`: the links between the seats of a game (`Mesh`, `PeerListener`, `LinkLoss`);
 - `discovery`: finding a lobby on this LAN (`find_lobbies`; `python -m client.net.discovery`);
 - `lan_checks`: the LAN mistakes (a loopback address, a busy port, a firewall) told in words;
-- `faults`: frames dropped, duplicated, held back or delayed on purpose, for the tests.
+- `faults`: frames dropped, duplicated, held back or delayed on purpose, for the tests;
+- `version`: what `--version` says (the release and the protocol version spoken).
 
 It must never import the game (the driver, its file, the rules' adapters at the top of
 client/), the bots (client.bots) or the screen (client.screen): the lobby takes its key files
@@ -52,6 +53,7 @@ from client.net.lobby_client import (
 from client.net.mesh import LinkLoss, Mesh, MeshHandler, PeerListener
 from client.net.remembered import RememberedKeys, changed_player_keys
 from client.net.sealed import accept, channel_binding, dial, peer_key
+from client.net.version import version_line
 
 __all__ = [
     "APP_DIR",
@@ -89,4 +91,5 @@ __all__ = [
     "lobby_key_path",
     "parse_lobby_address",
     "peer_key",
+    "version_line",
 ]
