@@ -6,6 +6,12 @@ from __future__ import annotations
 
 import errno
 import socket
+import socketserver
+import subprocess
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
 from typing import Any, NamedTuple
 
 import pytest
@@ -29,6 +35,7 @@ from client.net.lan_checks import (
 )
 from protocol.identity import Identity
 from tests.netns import lan_fixture  # noqa: F401  (the make_lan fixture)
+from tests.processes import BIN, LOCAL, isolated_env
 from tests.waiting import within
 
 
@@ -88,6 +95,16 @@ def test_a_privileged_port_is_explained() -> None:
     assert isinstance(problem, PortNeedsPrivilege) and "1024" in str(problem)
 
 
+def test_a_refusal_suggests_a_lobby_on_loopback_only_when_the_address_was_not_loopback() -> None:
+    refused = ConnectionRefusedError(errno.ECONNREFUSED, "Connection refused")
+    assert "does not listen on 127.0.0.1 only" in str(explain_lobby_error(refused, "10.0.0.9", 7))
+    for host in ("127.0.0.1", "localhost", "::1"):
+        problem = str(explain_lobby_error(refused, host, 7777))
+        assert "127.0.0.1 only" not in problem, host
+        assert problem.startswith(f"this machine ({host}) refused the connection to port 7777")
+        assert "bean-lobby is running on this machine" in problem
+
+
 # -- real sockets on 127.0.0.1 ---------------------------------------------------------------
 
 
@@ -128,6 +145,57 @@ async def test_a_lobby_port_with_nothing_behind_it_is_a_refusal() -> None:
     assert type(problem).__name__ == "LobbyRefused"
     assert "no lobby listens there" in str(problem)
     assert "bean-lobby listening on HOST:PORT" in str(problem)
+    assert "127.0.0.1 only" not in str(problem)  # it was 127.0.0.1
+
+
+@contextmanager
+def plain_bytes_listener() -> Iterator[int]:
+    """A port of 127.0.0.1 that answers whatever comes with plain bytes (a web server's
+    refusal): what a person meets who gives another program's port for the lobby's."""
+
+    class Answer(socketserver.BaseRequestHandler):
+        def handle(self) -> None:
+            self.request.recv(4096)
+            self.request.sendall(b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n")
+
+    with socketserver.ThreadingTCPServer((LOCAL, 0), Answer) as server:
+        threading.Thread(target=server.serve_forever, name="plain bytes", daemon=True).start()
+        try:
+            yield server.server_address[1]
+        finally:
+            server.shutdown()
+
+
+def test_a_port_that_does_not_speak_the_sealed_protocol_is_told_in_words(tmp_path: Path) -> None:
+    """`connect` (the person's screen) and `bot` both say what happened, not OpenSSL's words."""
+    env = isolated_env(tmp_path)
+    listen = ["--listen", f"tcp:0:interface={LOCAL}"]
+    with plain_bytes_listener() as port:
+        address = f"{LOCAL}:{port}"
+        person = subprocess.run(
+            [str(BIN / "bean-client"), "connect", address, "--plain", *listen],
+            input="quit\n",
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=60,
+        )
+        bot = subprocess.run(
+            [str(BIN / "bean-client"), "bot", address, *listen],
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=60,
+        )
+    sentence = (
+        f"the program at {address} answered, but it does not speak the lobby's sealed protocol: "
+        "is that the lobby's port?"
+    )
+    shown = " ".join(person.stdout.split())  # an error is wrapped to the screen's width
+    assert person.returncode == 0 and sentence in shown, person.stdout + person.stderr
+    assert bot.returncode == 1 and bot.stderr.startswith(f"bean-client: {sentence}"), bot.stderr
+    for said in (person.stdout + person.stderr, bot.stdout + bot.stderr):
+        assert "SSL" not in said and "Traceback" not in said
 
 
 # -- on the namespace LAN --------------------------------------------------------------------

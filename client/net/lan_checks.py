@@ -10,7 +10,8 @@ returns a `LanProblem` whose text is the sentence to show: what is wrong, then w
   advertised as 127.0.0.1 because it reached the lobby through loopback, two seats at one
   address).
 - `explain_bind_error`: the peer port is taken, not this machine's, or privileged.
-- `explain_lobby_error`: the lobby refused the connection, stayed silent, or is unreachable.
+- `explain_lobby_error`: the lobby refused the connection, stayed silent, is unreachable, or
+  the program at its address does not speak the lobby's sealed protocol.
 - `explain_peer_link_failure` / `explain_no_incoming_links`: a firewall on one player's
   machine: the others' links to it time out while its lobby connection works.
 """
@@ -24,6 +25,7 @@ import socket
 from collections.abc import Sequence
 from typing import Protocol
 
+from OpenSSL import SSL
 from twisted.internet import defer
 from twisted.internet import error as twisted_error
 
@@ -66,6 +68,10 @@ class LobbyRefused(LanProblem):
 
 class LobbySilent(LanProblem):
     """No answer at all from the lobby's address (timeout)."""
+
+
+class NotALobby(LanProblem):
+    """Something answered at the lobby's address, but not with the lobby's sealed protocol."""
 
 
 class LobbyUnreachable(LanProblem):
@@ -241,7 +247,10 @@ def _strerror(number: int) -> str:
 
 
 def _kind(error: BaseException) -> str:
-    """refused, timeout, unreachable, network, dns or other."""
+    """refused, timeout, unreachable, network, dns, tls (the other end does not speak TLS; the
+    TLS error may be the cause of the error given) or other."""
+    if isinstance(error, SSL.Error) or isinstance(error.__cause__, SSL.Error):
+        return "tls"
     if isinstance(error, twisted_error.ConnectionRefusedError | ConnectionRefusedError):
         return "refused"
     if isinstance(
@@ -270,12 +279,25 @@ def explain_lobby_error(error: BaseException, host: str, port: int) -> LanProble
     """Connecting to the lobby at host:port failed with `error`."""
     where = f"{host}:{port}"
     kind = _kind(error)
+    if kind == "refused" and is_loopback(host):
+        return LobbyRefused(
+            f"this machine ({host}) refused the connection to port {port}: no lobby listens "
+            "there. Check that bean-lobby is running on this machine, and on which port: its "
+            "first line says `bean-lobby listening on HOST:PORT`."
+        )
     if kind == "refused":
         return LobbyRefused(
             f"the machine at {host} refused the connection to port {port}: no lobby listens "
             f"there. Check that bean-lobby is running on {host} and on which port (its first "
             "line says `bean-lobby listening on HOST:PORT`), and that it does not listen on "
             "127.0.0.1 only."
+        )
+    if kind == "tls":
+        return NotALobby(
+            f"the program at {where} answered, but it does not speak the lobby's sealed "
+            "protocol: is that the lobby's port? Another program (a web server, say) may listen "
+            "there; bean-lobby's first line says where it listens (`bean-lobby listening on "
+            "HOST:PORT`)."
         )
     if kind == "timeout":
         return LobbySilent(

@@ -509,7 +509,7 @@ class LobbyClient:
         if self._keepalive is not None and self._keepalive.running:
             self._keepalive.stop()
         self._keepalive = None
-        cause = self._reason or LobbyDisconnected(f"lost the lobby: {reason.getErrorMessage()}")
+        cause = self._reason or _disconnected(reason)
         challenged, self._challenged = self._challenged, None
         if challenged is not None:
             challenged.errback(cause)
@@ -525,3 +525,11 @@ class LobbyClient:
         closed, self._closed = self._closed, []
         for waiter in closed:
             waiter.callback(None)
+
+
+def _disconnected(reason: Failure) -> LobbyDisconnected:
+    """The connection is gone; what broke it (a TLS error, say) stays attached as the cause,
+    for `explain_lobby_error`."""
+    gone = LobbyDisconnected(f"lost the lobby: {reason.getErrorMessage()}")
+    gone.__cause__ = reason.value
+    return gone
