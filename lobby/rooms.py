@@ -5,6 +5,9 @@ messages and the time; it answers with effects: `Send` a message to some connect
 one with an error. Every request gets exactly one reply (its result or an Error naming it);
 events about a room go to its other members. When a room is full and everyone is ready, every
 member gets the roster and the lobby forgets the room: it never sees a card.
+
+It logs (twisted.logger, at info) one line per player who says hello (who, from where, their
+key's fingerprint), per room opened, and per game started; never a secret, never a chat line.
 """
 
 from __future__ import annotations
@@ -14,8 +17,10 @@ import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from twisted.logger import Logger
+
 from lobby.limits import LobbyLimits
-from protocol.identity import SignatureError, SignedEnvelope, verify
+from protocol.identity import SignatureError, SignedEnvelope, fingerprint, verify
 from protocol.messages import (
     FATAL_ERRORS,
     GAME_ID_BYTES,
@@ -54,6 +59,8 @@ from protocol.messages import (
 )
 
 ConnId = int
+
+log = Logger()
 
 
 @dataclass(frozen=True)
@@ -259,6 +266,13 @@ class Lobby:
         )
         self._names[key] = session
         self._keys[hello.public_key] = session
+        log.info(
+            "{name} connected from {host} (key {key}, connection {conn})",
+            name=hello.name,
+            host=session.host,
+            key=fingerprint(hello.public_key),
+            conn=session.conn,
+        )
         welcome = Welcome(
             req=hello.req,
             name=hello.name,
@@ -288,7 +302,7 @@ class Lobby:
     def _create_room(self, session: Session, request: Message) -> list[Effect]:
         assert isinstance(request, CreateRoom)
         self._require_no_room(session)
-        room = self._new_room(request.name, request.seats, request.options)
+        room = self._new_room(request.name, request.seats, request.options, session)
         return self._enter(session, room, request.req, ready=False)
 
     def _join(self, session: Session, request: Message) -> list[Effect]:
@@ -309,7 +323,7 @@ class Lobby:
             room = next(iter(waiting.values()))
         else:
             room = self._new_room(
-                f"Quick match for {request.seats}", request.seats, request.options
+                f"Quick match for {request.seats}", request.seats, request.options, session
             )
         return self._enter(session, room, request.req, ready=True)
 
@@ -354,7 +368,7 @@ class Lobby:
             raise Refusal("not_in_room", "you are not in a room")
         return session.room
 
-    def _new_room(self, name: str, seats: int, options: RoomOptions) -> Room:
+    def _new_room(self, name: str, seats: int, options: RoomOptions, by: Session) -> Room:
         if len(self._rooms) >= self.limits.max_rooms:
             raise Refusal(
                 "too_many_rooms",
@@ -368,6 +382,13 @@ class Lobby:
         room = Room(room_id, name, seats, options)
         self._rooms[room_id] = room
         self._open.setdefault((seats, options), {})[room_id] = room
+        log.info(
+            "room {room} {title!r} opened by {name}: {seats} seats",
+            room=room_id,
+            title=name,
+            name=by.name,
+            seats=seats,
+        )
         return room
 
     def _enter(self, session: Session, room: Room, req: int, *, ready: bool) -> list[Effect]:
@@ -405,6 +426,13 @@ class Lobby:
             options=room.options,
         )
         everyone = tuple(member.conn for member in room.members)
+        log.info(
+            "room {room} {title!r} is full and ready: game {game} starts for {names}",
+            room=room.room_id,
+            title=room.name,
+            game=roster.game_id.hex(),
+            names=", ".join(seat.name for seat in roster.seats),
+        )
         for member in room.members:
             member.room, member.ready = None, False
         self._forget(room)

@@ -1,4 +1,5 @@
-"""End to end: the real `bean-lobby` console script in its own process matches three clients."""
+"""End to end: the real `bean-lobby` console script in its own process matches three clients,
+and its log says who came, which room opened and which game started."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from twisted.internet.defer import Deferred, gatherResults
 from twisted.internet.protocol import ProcessProtocol
 from twisted.python.failure import Failure
 
+from protocol.identity import fingerprint
 from tests.lobby_support import Clients, within
 
 BEAN_LOBBY = Path(sys.executable).parent / "bean-lobby"
@@ -77,3 +79,17 @@ async def test_bean_lobby_in_its_own_process_matches_three_clients() -> None:
             transport.signalProcess(signal.SIGTERM)
         await within(process.ended, 30)
     assert b"Traceback" not in process.stderr, process.stderr.decode()
+    logged = [line.split("] ", 1)[-1] for line in process.stderr.decode().splitlines()]
+    for name, player in zip("ABC", players, strict=True):
+        key = fingerprint(player.identity.public_key)
+        assert any(
+            re.fullmatch(rf"{name} connected from 127\.0\.0\.1 \(key {key}, "
+                         r"connection \d+\)", line)
+            for line in logged
+        ), logged  # fmt: skip
+    room = rf"room {rooms[0].room_id} 'Quick match for 3'"
+    assert [line for line in logged if re.fullmatch(rf"{room} opened by [ABC]: 3 seats", line)]
+    started = rf"{room} is full and ready: game ([0-9a-f]+) starts for (\w), (\w), (\w)"
+    (found,) = [found for line in logged if (found := re.fullmatch(started, line))]
+    assert bytes.fromhex(found[1]) == rosters[0].game_id
+    assert sorted(found.groups()[1:]) == ["A", "B", "C"]
