@@ -279,7 +279,7 @@ class LobbyScreen(LobbyListener):
                     self._error(_sentence(refusal))
                     return None
                 self._error(_name_sentence(refusal))
-            name = (await self._ask(self.asking, "Your name: ") or "").strip()
+            name = await self._ask_name()
             if not name:
                 self.terminal.say("Not connected: connect HOST[:PORT] tries again.")
                 return None
@@ -292,6 +292,17 @@ class LobbyScreen(LobbyListener):
         self._first_meeting(self.lobby)
         self.prompt.redraw()
         return self.lobby
+
+    async def _ask_name(self) -> str | None:
+        """A name for the lobby, asked again while the line is empty; None when the person
+        closes the prompt."""
+        while True:
+            line = await self._ask(self.asking, "Your name: ")
+            if line is None:
+                return None
+            if line.strip():
+                return line.strip()
+            self._error("a name cannot be empty: type the name the others will see you by")
 
     def _first_meeting(self, lobby: LobbyClient) -> None:
         """The first time at this lobby: say its key, which is remembered from now on."""
