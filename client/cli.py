@@ -331,7 +331,7 @@ async def run_resume(reactor: Any, args: argparse.Namespace) -> int:
 
 
 async def run_play(reactor: Any, args: argparse.Namespace) -> int:
-    from client.local_table import play_against_bots
+    from client.local_table import play_tables
 
     players = args.bots + (0 if args.no_human else 1)
     if not MIN_PLAYERS <= players <= MAX_PLAYERS:
@@ -342,7 +342,7 @@ async def run_play(reactor: Any, args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 2
-    return await play_against_bots(reactor, args)
+    return await play_tables(reactor, args)
 
 
 if __name__ == "__main__":

@@ -3,7 +3,9 @@
 An embedded lobby listens on a free port of 127.0.0.1 and bots join it as separate
 `bean-client bot` processes, exactly as they would join a lobby on the LAN; the person (unless
 `--no-human`) joins from this process. With `--no-human`, every bot reports its result and
-this process checks that all of them saw the same final state and a passing audit.
+this process checks that all of them saw the same final state and a passing audit. With the
+person, a game played to its end is followed by "Play again? [y/N]": yes sets up another
+table, with a lobby and bots of its own (`play_tables`).
 """
 
 from __future__ import annotations
@@ -58,7 +60,26 @@ def bot_command(args: argparse.Namespace, port: int, seats: int, number: int) ->
     ]  # fmt: skip
 
 
-async def play_against_bots(reactor: Any, args: argparse.Namespace) -> int:
+async def play_tables(
+    reactor: Any, args: argparse.Namespace, terminal: Any = None, game_screen: Any = None
+) -> int:
+    """`bean-client play`: a table, and with the person another one each time they say yes
+    after a game played to its end; the exit status is the last table's. Tests bring a
+    terminal of pipes and screens of their own (`game_screen(terminal)`)."""
+    if args.no_human:
+        return await play_against_bots(reactor, args)
+    from client.screen import GameScreen, ask_play_again, terminal_for
+
+    terminal = terminal or terminal_for(args)
+    while True:
+        screen = (game_screen or GameScreen)(terminal)
+        code = await play_against_bots(reactor, args, screen)
+        outcome = screen.game.outcome if screen.game is not None else None
+        if outcome is None or outcome.final is None or not await ask_play_again(terminal):
+            return code
+
+
+async def play_against_bots(reactor: Any, args: argparse.Namespace, screen: Any = None) -> int:
     seats = args.bots + (0 if args.no_human else 1)
     service, port = await start_lobby(reactor)
     bots = [spawn_bot(reactor, bot_command(args, port, seats, n)) for n in range(1, args.bots + 1)]
@@ -68,7 +89,7 @@ async def play_against_bots(reactor: Any, args: argparse.Namespace) -> int:
         else:
             from client.screen import play_human_seat
 
-            outcome = await play_human_seat(reactor, args, LOCAL, port, seats)
+            outcome = await play_human_seat(reactor, args, LOCAL, port, seats, screen)
             if outcome.final is None:  # the person left or the game stopped: end the bots too
                 for bot in bots:
                     bot.stop(reactor)

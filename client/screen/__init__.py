@@ -4,7 +4,8 @@ What it offers (the entry points import these from `client.screen`):
 
 - `run_connect`: `bean-client connect`, the lobby prompt and the games played from it;
 - `GameScreen` on a `Terminal`, with `in_twisted`, `play_human_seat`, `play_roster` and
-  `play_resumed`: one person's seat in a game, as `play` and `resume` start it; `screen_for`,
+  `play_resumed`: one person's seat in a game, as `play` and `resume` start it (and
+  `ask_play_again`, `play`'s question after a game); `screen_for`,
   `terminal_for` and `plain_wanted` choose the full screen or plain mode;
 - `PlayerView`, `render_table`, `render_event`, `render_story`, `story_lines`, `show` and
   `colour_wanted`: the table, its events and the game's story as text, for `bean-client replay`.
@@ -28,6 +29,7 @@ from client.screen.render import colour_wanted, render_event, render_table, show
 from client.screen.repl import (
     GameScreen,
     Terminal,
+    ask_play_again,
     in_twisted,
     play_human_seat,
     play_resumed,
@@ -41,6 +43,7 @@ __all__ = [
     "GameScreen",
     "PlayerView",
     "Terminal",
+    "ask_play_again",
     "colour_wanted",
     "in_twisted",
     "plain_wanted",

@@ -693,3 +693,17 @@ async def play_human_seat(
         return await play_roster(reactor, seat, identity, listener, roster, options, screen)
     finally:
         await listener.stop()
+
+
+async def ask_play_again(terminal: Terminal) -> bool:
+    """After a game's story: "Play again? [y/N]". Only y or yes is a yes; an empty line,
+    anything else, Ctrl-C, Ctrl-D or the end of input is a no."""
+
+    async def asking() -> str:
+        try:
+            return await terminal.prompt(asks=True).line("Play again? [y/N] ")
+        except (EOFError, KeyboardInterrupt):  # caught in the task that awaits the prompt,
+            return ""  # which asyncio would otherwise let out of the event loop
+
+    answer = await in_twisted(asking())
+    return answer.strip().casefold() in ("y", "yes")
