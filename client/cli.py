@@ -201,7 +201,8 @@ def build_parser() -> argparse.ArgumentParser:
         offline = commands.add_parser(name, help=text)
         offline.add_argument(
             "gamefile",
-            help="a game's file (each seat's is kept in ~/.local/share/bohnanza-p2p/games)",
+            help="a game's file (each seat's is kept in $XDG_DATA_HOME/bohnanza-p2p/games, "
+            "by default ~/.local/share/bohnanza-p2p/games)",
         )
     replay = commands.choices["replay"]
     replay.add_argument(
