@@ -28,10 +28,18 @@ from prompt_toolkit.formatted_text import FormattedText, to_plain_text
 
 from client.presence import PresenceNews
 from client.screen.commands import Question
-from client.screen.player_view import PlayerView, bean_list, bot_label, field_words, join_words
+from client.screen.player_view import (
+    PlayerView,
+    bean_list,
+    bot_label,
+    field_words,
+    join_words,
+    next_coins,
+)
 from client.screen.render import (
     PHASE_WORDS,
     action_phrase,
+    bean_rows,
     consequences,
     offer_terms,
     options_words,
@@ -202,7 +210,11 @@ def _table_words(state: State) -> str:
 def _field_list(state: State, seat: int) -> str:
     fields = []
     for index, cards in enumerate(state.players[seat].fields):
-        pays = f", pays {harvest_value(state, seat, index)}" if cards else ""
+        pays = ""
+        if cards:
+            pays = f", pays {harvest_value(state, seat, index)}"
+            following = next_coins(bean_of(cards[0]), len(cards))
+            pays += f" now, {following[0]} at {following[1]}" if following else ""
         fields.append(f"field {index + 1} {field_words(cards)}{pays}")
     return "; ".join(fields)
 
@@ -323,6 +335,18 @@ class PlainLooks:
         if proof_rounds < MIN_PROOF_ROUNDS:
             lines.append(f"weak: {proof_strength(proof_rounds)}")
         return [lines_of(lines)]
+
+    def beans(self, view: PlayerView) -> FormattedText:
+        lines = []
+        for bean, cards, unseen, needs in bean_rows(view):
+            if unseen is None:
+                lines.append(f"beans, {bean}: not in a game of {len(view.state.players)}")
+                continue
+            pays = ", ".join(
+                f"{coins} at {need}" for coins, need in enumerate(needs, 1) if need != "-"
+            )
+            lines.append(f"beans, {bean}: {cards} cards, {unseen} unseen; pays {pays}")
+        return lines_of(lines)
 
     def who(
         self,

@@ -19,6 +19,7 @@ from prompt_toolkit.styles import Style
 from prompt_toolkit.utils import get_cwidth
 
 from client.screen.commands import (
+    BEANS_HELP,
     GAME_COMMANDS,
     GIVE_HELP,
     WANT_HELP,
@@ -28,8 +29,17 @@ from client.screen.commands import (
     find_command,
 )
 from client.screen.lobby_commands import LOBBY_COMMANDS
-from client.screen.player_view import PlayerView, bean_list, bot_label, field_words, join_words
-from protocol.cards import Bean, Card, bean_of
+from client.screen.player_view import (
+    PlayerView,
+    bean_list,
+    bot_label,
+    deck_count,
+    field_words,
+    join_words,
+    pays_words,
+    unseen_beans,
+)
+from protocol.cards import BEANOMETER, BEANS, Bean, Card, bean_of
 from protocol.identity import fingerprint
 from protocol.messages import RoomOptions, RoomState, RoomSummary
 from protocol.rules import (
@@ -277,8 +287,12 @@ def _field_cell(state: State, seat: int, index: int) -> Cell:
     number = ("class:muted", f"{index + 1}:")
     if not cards:
         return [number, ("class:muted", "empty")]
-    pays = harvest_value(state, seat, index)
-    return [number, _bean(cards[0]), ("", f" {len(cards)}"), ("class:coins", f" ({pays}c)")]
+    return [
+        number,
+        _bean(cards[0]),
+        ("", f" {len(cards)}"),
+        ("class:coins", f" ({pays_words(cards)})"),
+    ]
 
 
 def _player_rows(view: PlayerView, seat: int, width: int) -> list[Cell]:
@@ -405,6 +419,42 @@ def _hand_rows(view: PlayerView, width: int) -> list[Cell]:
             cell.append(("class:muted", " (shown)"))
         cells.append(cell)
     return _flow(cells, width)
+
+
+# --- The bean-o-meter ------------------------------------------------------------------------
+
+BEAN_COLUMNS = 12  # the bean's name in the bean-o-meter
+
+
+def bean_rows(view: PlayerView) -> list[tuple[Bean, int, int | None, tuple[str, ...]]]:
+    """Each bean: the cards of it in this game's deck, how many this seat has not seen (None:
+    not in this game), and how many beans pay 1, 2, 3, 4 coins ("-": never)."""
+    unseen = unseen_beans(view)
+    return [
+        (
+            bean,
+            deck_count(view, bean),
+            unseen.get(bean),
+            tuple("-" if need is None else str(need) for need in BEANOMETER[bean]),
+        )
+        for bean in BEANS
+    ]
+
+
+def render_beans(view: PlayerView, width: int = WIDTH) -> FormattedText:
+    """The bean-o-meter as a table: a row a bean, every bean of the game."""
+    head = "Bean".ljust(BEAN_COLUMNS) + "cards  unseen    1c  2c  3c  4c"
+    lines: list[Cell] = [[("class:title", head)]]
+    players = len(view.state.players)
+    for bean, cards, unseen, needs in bean_rows(view):
+        name: Fragment = (_bean(bean)[0], str(bean).ljust(BEAN_COLUMNS))
+        if unseen is None:
+            lines.append([name, ("class:muted", f"not in a game of {players}")])
+            continue
+        meter = "".join(need.rjust(4) for need in needs)
+        lines.append([name, ("", f"{cards:>5}  {unseen:>6}  {meter}")])
+    note = "unseen: not yet shown to everyone and not in your hand (help beans)."
+    return _lines(lines + _paragraph(note, width, "class:muted"))
 
 
 # --- Hints -----------------------------------------------------------------------------------
@@ -839,6 +889,8 @@ def render_help(topic: str | None = None, lobby: bool = False, width: int = WIDT
         return render_error(f"there is no command '{topic}'", width)
     lines = _flow([[("class:title", found.usage)]], width)
     lines += _paragraph(found.summary, width)
+    if not lobby and found.name == "beans":
+        lines += _table("The columns:", BEANS_HELP, width)
     if not lobby and found.name in ("offer", "gift", "counter"):
         lines += _table("CARDS you give:", GIVE_HELP, width)
         if found.name != "gift":

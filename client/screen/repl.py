@@ -52,6 +52,7 @@ from client.screen.render import (
     STYLE,
     WIDTH,
     colour_wanted,
+    render_beans,
     render_chat,
     render_error,
     render_event,
@@ -239,6 +240,9 @@ class RichLooks:
 
     def table(self, view: PlayerView, code: str, proof_rounds: int) -> list[FormattedText]:
         return [render_table(view), render_table_code(code, proof_rounds)]
+
+    def beans(self, view: PlayerView) -> FormattedText:
+        return render_beans(view)
 
     def who(
         self,
@@ -545,6 +549,8 @@ class GameScreen:
             show(looks.who(view, keys, snapshot.connected, snapshot.away, game.table.code, labels))
         elif command.view is View.HAND:
             show(looks.hand(view))
+        elif command.view is View.BEANS:
+            show(looks.beans(view))
         elif command.view is View.LOG:
             for text in self.player.log[-LOG_LINES:]:
                 show(text)
