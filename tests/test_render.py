@@ -184,7 +184,7 @@ def test_toolbar_puts_a_players_duties_together_when_listing_them_apart_is_too_l
 
 def test_toolbar_falls_back_to_names_when_what_they_owe_is_too_long():
     game = crowded()
-    line = plain(render_toolbar(view_of(game, 3, LONG_NAMES))).split("\n")[1]
+    line = plain(render_toolbar(view_of(game, 3, LONG_NAMES))).split("\n")[-1]
     assert line.startswith("Waiting: Ann Wolfeschlegelsteinha, Bob Wolfeschlegelsteinha, ")
     assert line.endswith("…") and get_cwidth(line) == 80
 

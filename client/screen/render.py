@@ -10,6 +10,7 @@ between cells, over-long words are cut, names are shortened in the players table
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterable, Mapping, Sequence
 
 from prompt_toolkit import print_formatted_text
@@ -190,6 +191,36 @@ def _lines(lines: Iterable[Cell]) -> FormattedText:
             joined.append(("", "\n"))
         joined += line
     return FormattedText(joined)
+
+
+def rewrap(text: FormattedText, width: int = WIDTH) -> FormattedText:
+    """Text with each line wider than `width` wrapped between its words (continuation lines
+    indented), so that nothing is cut silently: a toolbar on a narrow terminal."""
+    lines: list[Cell] = [[]]
+    for fragment in text:
+        style, chunk = fragment[0], fragment[1]
+        for number, part in enumerate(chunk.split("\n")):
+            if number:
+                lines.append([])
+            if part:
+                lines[-1].append((style, part))
+    wrapped: list[Cell] = []
+    for line in lines:
+        if _width(line) <= width:
+            wrapped.append(line)
+            continue
+        words: list[Cell] = []
+        word: Cell = []
+        for style, part in line:
+            for piece in re.split(r"(\s+)", part):
+                if piece and piece.isspace():
+                    words += [word] if word else []
+                    word = []
+                elif piece:
+                    word.append((style, piece))
+        words += [word] if word else []
+        wrapped += _flow(words, width, indent=2)
+    return _lines(wrapped)
 
 
 def _clip(text: str, columns: int) -> str:
@@ -564,9 +595,6 @@ def render_toolbar(view: PlayerView, width: int = WIDTH) -> FormattedText:
         ("", f", exhausted {state.exhaustions}/{end} · "),
         ("class:coins", _coins(len(view.me.earnings))),
     ]
-    room = width - len(f"Turn {state.turn} · ") - _width(rest)
-    if get_cwidth(turn) > room:
-        turn = _clip(turn, max(room, 2)).rstrip()
     status: Cell = [("class:title", f"Turn {state.turn} · "), ("class:active", turn), *rest]
     if state.result is not None:
         winners = _capital(join_words([view.who(s) for s in state.result.winners]))
@@ -577,11 +605,11 @@ def render_toolbar(view: PlayerView, width: int = WIDTH) -> FormattedText:
     else:
         label = "Waiting: "
         waiting = [("class:title", label), *_waiting_cell(view, width - len(label))]
-    lines = [_cut(status, width)[0], waiting]
+    lines = [status, waiting]
     bids = _bids_words(view)
     if bids:  # above: the last line stays whom the game waits for
         lines.insert(1, [("class:hint", _clip(bids, width).rstrip())])
-    return _lines(lines)
+    return rewrap(_lines(lines), width)
 
 
 def _bids_words(view: PlayerView) -> str:
@@ -650,6 +678,19 @@ def _waiting_cell(view: PlayerView, room: int) -> Cell:
         return shorter
     short = names(list(by_seat))
     return short if _width(short) <= room else [*_cut(short, max(room - 1, 1))[0], ("", "…")]
+
+
+def waiting_words(view: PlayerView) -> str:
+    """Whom the game waits for, each seat's duties together, as the toolbar says them when
+    they do not fit ("bot1: trade, or end trading; you: answer offers 22-29"), whatever the
+    width: plain mode's status."""
+    waiting: dict[str, list[int]] = {}
+    for seat, what in waiting_for(view.state):
+        waiting.setdefault(what, []).append(seat)
+    if not waiting:
+        return "the table is turning cards"
+    duties = _duties_by_seat(waiting)
+    return "; ".join(f"{view.who(seat)}: {what}" for seat, what in duties.items())
 
 
 def _duties_by_seat(waiting: dict[str, list[int]]) -> dict[int, str]:
