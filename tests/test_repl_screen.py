@@ -306,9 +306,11 @@ async def test_under_80_columns_the_screen_says_so_and_wraps_between_words(
         ("t", r"^Table code", render_table(view)),
         ("help", r"help COMMAND explains one", render_help()),
         ("beans", r"^Bean cards unseen", None),
+        ("who", r"^1 ann key .* Check that everyone", None),
     ):
         await terminal.answer(line, answered)
         shown = terminal.printed[-2 if line == "t" else -1]
+        assert shown.split()[0] in ("Turn", "plant", "Bean", "1"), shown
         assert max(map(len, shown.splitlines())) <= 64, shown
         if full is not None:  # the same words as at 80 columns: none cut
             assert shown.split() == to_plain_text(full).split()

@@ -554,6 +554,7 @@ def render_who(
     code: str,
     away: frozenset[int] = frozenset(),
     labels: Sequence[str] = (),
+    width: int = WIDTH,
 ) -> FormattedText:
     """Everyone at the table: name, key fingerprint, whether this seat's link to them is up
     (or they are away: their link dropped), what is known of a bot (`labels`, by seat); then
@@ -562,16 +563,15 @@ def render_who(
     for seat, name in enumerate(view.names):
         link = "you" if seat == view.seat else ("linked" if seat in connected else "no link")
         link = "away" if seat in away else link
-        label = f"  {labels[seat]}" if seat < len(labels) and labels[seat] else ""
-        lines.append(
-            [
-                ("class:active", f"{seat + 1} {name}"),
-                ("", f"  key {fingerprint(keys[seat])}  {link}"),
-                ("class:muted", label),
-            ]
-        )
+        label = f" {labels[seat]}" if seat < len(labels) and labels[seat] else ""
+        cells: list[Cell] = [
+            [("class:active", f"{seat + 1} {name}")],
+            [("", f" key {fingerprint(keys[seat])}")],
+            [("", f" {link}")],
+        ]
+        lines += _flow(cells + ([[("class:muted", label)]] if label else []), width)
     lines.append([("class:title", "Table code "), ("class:active", code)])
-    lines += _paragraph(CHECK_CODE, WIDTH)
+    lines += _paragraph(CHECK_CODE, width)
     return _lines(lines)
 
 

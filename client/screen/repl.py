@@ -318,7 +318,7 @@ class RichLooks:
         code: str,
         labels: Sequence[str],
     ) -> FormattedText:
-        return render_who(view, keys, connected, code, away, labels)
+        return render_who(view, keys, connected, code, away, labels, self.width())
 
     def help(self, topic: str | None, lobby: bool = False) -> FormattedText:
         return render_help(topic, lobby, self.width())
