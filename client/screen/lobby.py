@@ -327,7 +327,7 @@ class LobbyScreen(LobbyListener):
     async def _do(self, request: LobbyRequest) -> None:
         if isinstance(request, LobbyHelp):
             plain = self.terminal.plain
-            looks = PlainLooks() if plain else RichLooks()
+            looks = PlainLooks() if plain else RichLooks(self.terminal.width)
             self.terminal.show(looks.help(request.topic, lobby=True))
             return
         if isinstance(request, LobbyConnect):
@@ -592,7 +592,7 @@ class LobbyScreen(LobbyListener):
         self.terminal.say(f"{name} left the room{why}.")
 
     def chat(self, room_id: int, name: str, text: str) -> None:
-        looks = PlainLooks() if self.terminal.plain else RichLooks()
+        looks = PlainLooks() if self.terminal.plain else RichLooks(self.terminal.width)
         self.terminal.show(looks.chat(name, text))
 
     def game_starting(self, start: GameStart) -> None:

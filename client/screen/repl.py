@@ -114,7 +114,7 @@ class Terminal:
     printed: list[str] = field(default_factory=list)  # plain text of everything shown
     lines: PlainLines | None = None
     bell: bool = True  # BEL when my turn starts or an offer is made to me (--no-bell: off)
-    _warned_narrow: bool = False
+    _warned_narrow: bool = field(default=False, init=False, repr=False)
 
     @property
     def plain(self) -> bool:
@@ -176,7 +176,7 @@ class Terminal:
 
     def error(self, text: str) -> None:
         """What cannot be done and why: in red, or in plain mode labelled `error:`."""
-        self.show(lines_of([f"error: {text}"]) if self.plain else render_error(text))
+        self.show(lines_of([f"error: {text}"]) if self.plain else render_error(text, self.width()))
 
     def _line(self, text: str) -> None:
         """A line as it is, already labelled (plain mode's status and questions)."""
