@@ -85,6 +85,14 @@ def _plain_argument(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def _bell_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--no-bell",
+        action="store_true",
+        help="no bell (BEL) when your turn starts or someone makes you an offer",
+    )
+
+
 def _link_arguments(parser: argparse.ArgumentParser) -> None:
     """How long this client waits for others."""
     parser.add_argument(
@@ -140,6 +148,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     connect.add_argument("--no-color", action="store_true", help="no colours (or set NO_COLOR)")
     _plain_argument(connect)
+    _bell_argument(connect)
     _link_arguments(connect)
     _weak_proofs_argument(connect)
 
@@ -156,6 +165,7 @@ def build_parser() -> argparse.ArgumentParser:
     _strategy_argument(play, "how the bots play")
     play.add_argument("--name", default="you", help="your name at the table")
     _plain_argument(play)
+    _bell_argument(play)
     _game_arguments(play)
 
     bot = commands.add_parser("bot", help="put one bot into a lobby")
@@ -193,6 +203,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     resume.add_argument("--json", action="store_true", help="end with one JSON line (with --bot)")
     _plain_argument(resume)
+    _bell_argument(resume)
     _link_arguments(resume)
     for name, text in (
         ("audit", "check a finished game from its file"),

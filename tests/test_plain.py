@@ -86,16 +86,22 @@ async def test_lines_come_from_the_pipe_an_interrupt_ends_a_read_and_the_end_sta
 async def test_the_status_is_said_only_when_it_changes_and_input_ending_is_eof(pipe):
     lines, typing = pipe
     said: list[str] = []
-    status = ["Turn 1 · bob's turn"]
+    status = ["Turn 1, bob's turn\ndeck 40"]
     prompt = PlainPrompt(lines, said.append, lambda: status[0])
     typing.write("hand\ntable\n")
     typing.flush()
     assert await within(in_twisted(prompt.line("ann> "))) == "hand"
     prompt.redraw()
     assert await within(in_twisted(prompt.line("ann> "))) == "table"
-    status[0] = "Turn 1 · your turn"
+    status[0] = "Turn 2, your turn\ndeck 40"
     prompt.redraw()
-    assert said == ["status: Turn 1 · bob's turn", "status: Turn 1 · your turn"]
+    status[0] = "Turn 2, your turn"  # a part gone, none new: all of it again
+    prompt.redraw()
+    assert said == [
+        "status: Turn 1, bob's turn. Deck 40.",
+        "status: Turn 2, your turn.",  # what changed only
+        "status: Turn 2, your turn.",
+    ]
     typing.write("ann\n")
     typing.close()
     asking = PlainPrompt(lines, said.append, asks=True)
@@ -185,11 +191,10 @@ def test_errors_refusals_chat_and_presence_are_labelled():
     assert one_line_each(looks.presence(gone, NAMES)) == ["away, cy: cy's client stopped answering"]
 
 
-def test_the_status_is_the_toolbar_on_one_line_with_who_is_away():
-    words = status_words(a_view(), frozenset({2}))
-    assert words.startswith("Turn 1 · your turn · step 1, plant · deck ")
-    assert " · Waiting: you: plant the front card · away: cy" in words
-    assert "\n" not in words
+def test_the_status_is_the_toolbar_in_parts_with_who_is_away():
+    parts = status_words(a_view(), frozenset({2})).splitlines()
+    assert parts[:2] == ["Turn 1, your turn", "step 1, plant"]
+    assert parts[-2:] == ["Waiting: you: plant the front card", "away: cy"]
 
 
 def test_the_room_is_a_line_per_member_with_what_is_known_of_bots():

@@ -73,7 +73,7 @@ class TypedGame:
             lines.append(command_for(action, view))
             view = view.after([action])
         line = "; ".join(lines)
-        self._screen.terminal.say(f"typed: {line}")
+        self._screen.terminal.say(line, label="typed")
         self._screen.enter(line)
 
 

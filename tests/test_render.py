@@ -106,7 +106,7 @@ def test_table_shows_my_hand_in_order_with_the_front_card_marked():
 def test_table_shows_every_players_fields_coins_and_what_a_harvest_pays_now():
     game = step1(fields={0: ["chili chili chili", ""]}, earnings={1: "red red"})
     lines = plain(render_table(view_of(game, 1))).split("\n")
-    assert "> 1 Ann           0 coins hand 4  1:chili 3 (1c) 2:empty" in lines
+    assert "> 1 Ann           0 coins hand 4  1:chili 3 (1c, 2c at 6) 2:empty" in lines
     assert "  2 Bob (you)     2 coins hand 4  1:empty 2:empty" in lines
     named_you = plain(render_table(view_of(game, 1, ["Ann", "you", "Cy", "Di"]))).split("\n")
     assert "  2 you           2 coins hand 4  1:empty 2:empty" in named_you  # not "you (you)"
@@ -184,7 +184,7 @@ def test_toolbar_puts_a_players_duties_together_when_listing_them_apart_is_too_l
 
 def test_toolbar_falls_back_to_names_when_what_they_owe_is_too_long():
     game = crowded()
-    line = plain(render_toolbar(view_of(game, 3, LONG_NAMES))).split("\n")[1]
+    line = plain(render_toolbar(view_of(game, 3, LONG_NAMES))).split("\n")[-1]
     assert line.startswith("Waiting: Ann Wolfeschlegelsteinha, Bob Wolfeschlegelsteinha, ")
     assert line.endswith("…") and get_cwidth(line) == 80
 

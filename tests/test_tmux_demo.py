@@ -42,7 +42,8 @@ def test_a_person_plays_a_few_turns_in_tmux(tmp_path: Path) -> None:
     assert any(
         re.match(r"Bot\d (planted|offered|accepted|rejected|ended|drew)", line) for line in lines
     )
-    assert any(line.startswith("You may:") for line in lines), screen  # the table, asked for
+    assert any(re.fullmatch(r"Your turn \d+\.", line) for line in lines), screen
+    assert any(line.startswith("You may:") for line in lines), screen  # shown at the start
     assert "Traceback" not in screen
     assert_the_end_shows_the_story(end.read_text())
     left = subprocess.run(["tmux", "has-session", "-t", session], capture_output=True)

@@ -78,6 +78,7 @@ class View(StrEnum):
     LOG = "log"
     HELP = "help"
     WHO = "who"
+    BEANS = "beans"
 
 
 @dataclass(frozen=True)
@@ -1102,6 +1103,14 @@ GAME_COMMANDS: tuple[Command[GameHandler], ...] = (
     ),
     Command("table", ("t",), "table", "Show the whole table.", ("t",), _show(View.TABLE)),
     Command("hand", ("cards",), "hand", "Show your hand and fields.", ("hand",), _show(View.HAND)),
+    Command(
+        "beans",
+        (),
+        "beans",
+        "The bean-o-meter: each bean's cards, those you have not seen, and what they pay.",
+        ("beans",),
+        _show(View.BEANS),
+    ),
     Command("log", ("l",), "log", "Show what happened lately.", ("l",), _show(View.LOG)),
     Command(
         "who",
@@ -1124,6 +1133,17 @@ GAME_COMMANDS: tuple[Command[GameHandler], ...] = (
         takes_text=True,
     ),
     Command("leave", ("quit", "exit"), "leave", "Leave the game.", ("leave",), _leave),
+)
+
+# What `help beans` adds to the summary: what the columns of `beans` mean.
+BEANS_HELP = (
+    ("cards", "how many cards of the bean the deck of this game has"),
+    (
+        "unseen",
+        "how many you have not seen yet: never shown to everyone (still in the first "
+        "deck or hidden in another hand) and not in your own hand",
+    ),
+    ("1c 2c 3c 4c", "how many beans in a field pay 1, 2, 3, 4 coins (- is never)"),
 )
 
 # What the CARDS and WANTS of offers may be; the help and docs/repl.md show it.

@@ -65,19 +65,16 @@ from client.screen.lobby_commands import (
     LobbyWho,
     parse_lobby_command,
 )
-from client.screen.plain import UNWRAPPED, room_lines, rooms_lines
+from client.screen.plain import PlainLooks, room_lines, rooms_lines
 from client.screen.player_view import join_words
 from client.screen.render import (
-    WIDTH,
-    render_chat,
-    render_error,
-    render_help,
     render_room,
     render_rooms,
 )
 from client.screen.repl import (
     GameScreen,
     LinePrompt,
+    RichLooks,
     Terminal,
     in_twisted,
     play_resumed,
@@ -110,18 +107,19 @@ async def run_connect(
     cannot play (no key, no peer port); 2 for an address that cannot be read. Tests pass
     pipes in `terminal`, a `discover` of their own, and a screen with a typist."""
     terminal = terminal or terminal_for(args)
+    terminal.warn_if_narrow()
     address = None
     if args.lobby is not None:
         try:
             address = parse_lobby_address(args.lobby)
         except ValueError as error:
-            terminal.show(render_error(str(error)))
+            terminal.error(str(error))
             return 2
     try:
         identity = load_or_create(args.profile)
         listener = await open_peer_port(reactor, args.listen, identity)
     except (IdentityError, OSError, LanProblem) as problem:
-        terminal.show(render_error(f"cannot play from this machine: {problem}"))
+        terminal.error(f"cannot play from this machine: {problem}")
         return 1
     try:
         screen = LobbyScreen(reactor, args, terminal, identity, listener, discover, game_screen)
@@ -207,7 +205,7 @@ class LobbyScreen(LobbyListener):
             self.prompt.end()
 
     def _error(self, sentence: str) -> None:
-        self.terminal.show(render_error(sentence))
+        self.terminal.error(sentence)
 
     # --- finding and joining a lobby ---------------------------------------------------------
 
@@ -339,8 +337,9 @@ class LobbyScreen(LobbyListener):
 
     async def _do(self, request: LobbyRequest) -> None:
         if isinstance(request, LobbyHelp):
-            width = UNWRAPPED if self.terminal.plain else WIDTH
-            self.terminal.show(render_help(request.topic, lobby=True, width=width))
+            plain = self.terminal.plain
+            looks = PlainLooks() if plain else RichLooks(self.terminal.width)
+            self.terminal.show(looks.help(request.topic, lobby=True))
             return
         if isinstance(request, LobbyConnect):
             await self._connect(request.host, request.port)
@@ -604,7 +603,8 @@ class LobbyScreen(LobbyListener):
         self.terminal.say(f"{name} left the room{why}.")
 
     def chat(self, room_id: int, name: str, text: str) -> None:
-        self.terminal.show(render_chat(name, text))
+        looks = PlainLooks() if self.terminal.plain else RichLooks(self.terminal.width)
+        self.terminal.show(looks.chat(name, text))
 
     def game_starting(self, start: GameStart) -> None:
         names = join_words([seat.name for seat in start.seats])
@@ -643,7 +643,7 @@ class LobbyScreen(LobbyListener):
 
     def _status(self) -> str:
         """Plain mode's status line: the toolbar's words."""
-        return " · ".join(to_plain_text(self._toolbar()).splitlines())
+        return to_plain_text(self._toolbar())  # a part a line: plain.PlainPrompt
 
 
 def _unfinished_words(game: GameFile) -> str:

@@ -28,10 +28,18 @@ from prompt_toolkit.formatted_text import FormattedText, to_plain_text
 
 from client.presence import PresenceNews
 from client.screen.commands import Question
-from client.screen.player_view import PlayerView, bean_list, bot_label, field_words, join_words
+from client.screen.player_view import (
+    PlayerView,
+    bean_list,
+    bot_label,
+    field_words,
+    join_words,
+    next_coins,
+)
 from client.screen.render import (
     PHASE_WORDS,
     action_phrase,
+    bean_rows,
     consequences,
     offer_terms,
     options_words,
@@ -40,6 +48,7 @@ from client.screen.render import (
     render_refusal,
     render_takers,
     render_toolbar,
+    waiting_words,
 )
 from client.story import GameStory, Sale
 from protocol.cards import bean_of
@@ -170,13 +179,25 @@ class PlainPrompt:
             self.redraw()
 
     def redraw(self) -> None:
+        """Say the parts of the status (a line each) that are new since it was last said; all
+        of them when parts have only gone."""
         text = self.status()
-        if text is not None and text != self._said:
-            self._said = text
-            self.say(f"status: {text}")
+        if text is None or text == self._said:
+            return
+        parts = text.splitlines()
+        before = self._said.splitlines() if self._said is not None else []
+        new = [part for part in parts if part not in before] or parts
+        self._said = text
+        self.say("status: " + " ".join(_sentence(part) for part in new))
 
     def end(self) -> None:
         self.lines.interrupt()
+
+
+def _sentence(text: str) -> str:
+    """A part of the status as a sentence: a capital first, a full stop last."""
+    text = text[:1].upper() + text[1:]
+    return text if text.endswith((".", "?", "!")) else text + "."
 
 
 # --- The game, one line per thing -------------------------------------------------------------
@@ -202,7 +223,11 @@ def _table_words(state: State) -> str:
 def _field_list(state: State, seat: int) -> str:
     fields = []
     for index, cards in enumerate(state.players[seat].fields):
-        pays = f", pays {harvest_value(state, seat, index)}" if cards else ""
+        pays = ""
+        if cards:
+            pays = f", pays {harvest_value(state, seat, index)}"
+            following = next_coins(bean_of(cards[0]), len(cards))
+            pays += f" now, {following[0]} at {following[1]}" if following else ""
         fields.append(f"field {index + 1} {field_words(cards)}{pays}")
     return "; ".join(fields)
 
@@ -273,7 +298,7 @@ class PlainLooks:
         return lines_of(lines)
 
     def started(self, starter: str) -> str:
-        return f"start: {starter}; the deck is being shuffled by everyone together"
+        return f"{starter}; the deck is being shuffled by everyone together"
 
     def dealt(self, view: PlayerView, first: bool) -> list[FormattedText]:
         said = ["dealt: the cards are dealt"] if first else []
@@ -281,6 +306,9 @@ class PlainLooks:
 
     def hand(self, view: PlayerView) -> FormattedText:
         return lines_of(self._hand_lines(view))
+
+    def your_turn(self, view: PlayerView) -> FormattedText:
+        return lines_of([f"your turn: turn {view.state.turn} starts"])
 
     def _hand_lines(self, view: PlayerView) -> list[str]:
         hints = to_plain_text(render_hints(view, UNWRAPPED)).splitlines()
@@ -324,6 +352,18 @@ class PlainLooks:
             lines.append(f"weak: {proof_strength(proof_rounds)}")
         return [lines_of(lines)]
 
+    def beans(self, view: PlayerView) -> FormattedText:
+        lines = []
+        for bean, cards, unseen, needs in bean_rows(view):
+            if unseen is None:
+                lines.append(f"beans, {bean}: not in a game of {len(view.state.players)}")
+                continue
+            pays = ", ".join(
+                f"{coins} at {need}" for coins, need in enumerate(needs, 1) if need != "-"
+            )
+            lines.append(f"beans, {bean}: {cards} cards, {unseen} unseen; pays {pays}")
+        return lines_of(lines)
+
     def who(
         self,
         view: PlayerView,
@@ -344,7 +384,8 @@ class PlainLooks:
         return lines_of(lines)
 
     def help(self, topic: str | None, lobby: bool = False) -> FormattedText:
-        return render_help(topic, lobby, UNWRAPPED)
+        lines = to_plain_text(render_help(topic, lobby, UNWRAPPED)).splitlines()
+        return lines_of([f"help: {line.strip()}" for line in lines if line.strip()])
 
     def story(self, story: GameStory, names: Sequence[str], me: int) -> FormattedText:
         return lines_of(story_lines(story, names, me))
@@ -357,11 +398,43 @@ def _link_words(seat: int, connected: frozenset[int], away: frozenset[int]) -> s
 
 
 def status_words(view: PlayerView, away: frozenset[int]) -> str:
-    """The toolbar's content on one line, with who is away."""
-    toolbar = to_plain_text(render_toolbar(view, UNWRAPPED)).splitlines()
+    """The toolbar's content as the parts of a status, a line each (PlainPrompt says those
+    that changed): the turn, the step, the deck, my coins, my offers' takers and my bids,
+    whom the game waits for (each seat's duties together, as the full screen shortens them),
+    who is away."""
+    first, *between, last = to_plain_text(render_toolbar(view, UNWRAPPED)).splitlines()
+    turn, whose, *rest = first.split(" · ")
+    parts = [f"{turn}, {whose}", *rest]
+    for line in between:
+        parts += line.split(" · ")
+    parts.append(f"Waiting: {waiting_words(view)}" if last.startswith("Waiting: ") else last)
     if away:
-        toolbar.append("away: " + join_words([view.names[seat] for seat in sorted(away)]))
-    return " · ".join(toolbar)
+        parts.append("away: " + join_words([view.names[seat] for seat in sorted(away)]))
+    return "\n".join(parts)
+
+
+# Punctuation a screen reader reads aloud by name, and what plain mode writes instead.
+ASCII_PUNCTUATION = (
+    ("  ·  ", "; "),
+    (" · ", ", "),
+    ("·", ","),
+    ("…", "..."),
+    ("→", " to "),
+    ("×", "x"),
+    ("–", "-"),
+    ("—", "-"),
+    ("‘", "'"),
+    ("’", "'"),
+    ("“", '"'),
+    ("”", '"'),
+)
+
+
+def ascii_punctuation(text: str) -> str:
+    """Text with plain ASCII punctuation (names and words as they are)."""
+    for fancy, plain in ASCII_PUNCTUATION:
+        text = text.replace(fancy, plain)
+    return text
 
 
 # --- The lobby -------------------------------------------------------------------------------

@@ -13,7 +13,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import NamedTuple
 
-from protocol.cards import Bean, Card, bean_of
+from protocol.cards import BEANOMETER, COUNT, Bean, Card, bean_of, coins
 from protocol.rules import Action, Offer, Player, RuleError, Slot, State
 from protocol.steps import apply_own
 
@@ -68,6 +68,40 @@ def _card_words(card: Card) -> str:
 def field_words(cards: Sequence[Card]) -> str:
     """A field as players say it: "chili 4" or "empty"."""
     return f"{bean_of(cards[0])} {len(cards)}" if cards else "empty"
+
+
+def next_coins(bean: Bean, count: int) -> tuple[int, int] | None:
+    """The next coins a field of `count` beans earns and at how many cards ((2, 6): 2 coins
+    at 6); None when no more beans pay more."""
+    now = coins(bean, count)
+    for paid, need in enumerate(BEANOMETER[bean], 1):
+        if need is not None and paid > now and need > count:
+            return paid, need
+    return None
+
+
+def pays_words(cards: Sequence[Card]) -> str:
+    """What a field pays now and at its next coin step: "1c, 2c at 6" (or "4c": no more)."""
+    bean, count = bean_of(cards[0]), len(cards)
+    following = next_coins(bean, count)
+    now = f"{coins(bean, count)}c"
+    return now if following is None else f"{now}, {following[0]}c at {following[1]}"
+
+
+def unseen_beans(view: PlayerView) -> dict[Bean, int]:
+    """For each bean of this game, its cards this seat has never seen: cards never opened to
+    everyone (still in the first deck, or hidden in the others' hands) that are not in this
+    seat's own hand. The cards of a later deck all came from the discard pile: seen."""
+    unseen = view.state.hidden[0] - set(view.hand.values())
+    counted = dict.fromkeys(view.state.setup.beans, 0)
+    for card in unseen:
+        counted[bean_of(card)] += 1
+    return counted
+
+
+def deck_count(view: PlayerView, bean: Bean) -> int:
+    """How many cards of a bean this game's deck has (0: taken out for this many players)."""
+    return COUNT[bean] if bean in view.state.setup.beans else 0
 
 
 def bean_list(beans: Iterable[Bean]) -> str:

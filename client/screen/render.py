@@ -10,6 +10,7 @@ between cells, over-long words are cut, names are shortened in the players table
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterable, Mapping, Sequence
 
 from prompt_toolkit import print_formatted_text
@@ -19,6 +20,7 @@ from prompt_toolkit.styles import Style
 from prompt_toolkit.utils import get_cwidth
 
 from client.screen.commands import (
+    BEANS_HELP,
     GAME_COMMANDS,
     GIVE_HELP,
     WANT_HELP,
@@ -28,8 +30,17 @@ from client.screen.commands import (
     find_command,
 )
 from client.screen.lobby_commands import LOBBY_COMMANDS
-from client.screen.player_view import PlayerView, bean_list, bot_label, field_words, join_words
-from protocol.cards import Bean, Card, bean_of
+from client.screen.player_view import (
+    PlayerView,
+    bean_list,
+    bot_label,
+    deck_count,
+    field_words,
+    join_words,
+    pays_words,
+    unseen_beans,
+)
+from protocol.cards import BEANOMETER, BEANS, Bean, Card, bean_of
 from protocol.identity import fingerprint
 from protocol.messages import RoomOptions, RoomState, RoomSummary
 from protocol.rules import (
@@ -182,6 +193,36 @@ def _lines(lines: Iterable[Cell]) -> FormattedText:
     return FormattedText(joined)
 
 
+def rewrap(text: FormattedText, width: int = WIDTH) -> FormattedText:
+    """Text with each line wider than `width` wrapped between its words (continuation lines
+    indented), so that nothing is cut silently: a toolbar on a narrow terminal."""
+    lines: list[Cell] = [[]]
+    for fragment in text:
+        style, chunk = fragment[0], fragment[1]
+        for number, part in enumerate(chunk.split("\n")):
+            if number:
+                lines.append([])
+            if part:
+                lines[-1].append((style, part))
+    wrapped: list[Cell] = []
+    for line in lines:
+        if _width(line) <= width:
+            wrapped.append(line)
+            continue
+        words: list[Cell] = []
+        word: Cell = []
+        for style, part in line:
+            for piece in re.split(r"(\s+)", part):
+                if piece and piece.isspace():
+                    words += [word] if word else []
+                    word = []
+                elif piece:
+                    word.append((style, piece))
+        words += [word] if word else []
+        wrapped += _flow(words, width, indent=2)
+    return _lines(wrapped)
+
+
 def _clip(text: str, columns: int) -> str:
     """Text cut to `columns` (ending with … when cut), padded to exactly that width."""
     if get_cwidth(text) > columns:
@@ -277,8 +318,12 @@ def _field_cell(state: State, seat: int, index: int) -> Cell:
     number = ("class:muted", f"{index + 1}:")
     if not cards:
         return [number, ("class:muted", "empty")]
-    pays = harvest_value(state, seat, index)
-    return [number, _bean(cards[0]), ("", f" {len(cards)}"), ("class:coins", f" ({pays}c)")]
+    return [
+        number,
+        _bean(cards[0]),
+        ("", f" {len(cards)}"),
+        ("class:coins", f" ({pays_words(cards)})"),
+    ]
 
 
 def _player_rows(view: PlayerView, seat: int, width: int) -> list[Cell]:
@@ -407,6 +452,42 @@ def _hand_rows(view: PlayerView, width: int) -> list[Cell]:
     return _flow(cells, width)
 
 
+# --- The bean-o-meter ------------------------------------------------------------------------
+
+BEAN_COLUMNS = 12  # the bean's name in the bean-o-meter
+
+
+def bean_rows(view: PlayerView) -> list[tuple[Bean, int, int | None, tuple[str, ...]]]:
+    """Each bean: the cards of it in this game's deck, how many this seat has not seen (None:
+    not in this game), and how many beans pay 1, 2, 3, 4 coins ("-": never)."""
+    unseen = unseen_beans(view)
+    return [
+        (
+            bean,
+            deck_count(view, bean),
+            unseen.get(bean),
+            tuple("-" if need is None else str(need) for need in BEANOMETER[bean]),
+        )
+        for bean in BEANS
+    ]
+
+
+def render_beans(view: PlayerView, width: int = WIDTH) -> FormattedText:
+    """The bean-o-meter as a table: a row a bean, every bean of the game."""
+    head = "Bean".ljust(BEAN_COLUMNS) + "cards  unseen    1c  2c  3c  4c"
+    lines: list[Cell] = [[("class:title", head)]]
+    players = len(view.state.players)
+    for bean, cards, unseen, needs in bean_rows(view):
+        name: Fragment = (_bean(bean)[0], str(bean).ljust(BEAN_COLUMNS))
+        if unseen is None:
+            lines.append([name, ("class:muted", f"not in a game of {players}")])
+            continue
+        meter = "".join(need.rjust(4) for need in needs)
+        lines.append([name, ("", f"{cards:>5}  {unseen:>6}  {meter}")])
+    note = "unseen: not yet shown to everyone and not in your hand (help beans)."
+    return _lines(lines + _paragraph(note, width, "class:muted"))
+
+
 # --- Hints -----------------------------------------------------------------------------------
 
 
@@ -473,6 +554,7 @@ def render_who(
     code: str,
     away: frozenset[int] = frozenset(),
     labels: Sequence[str] = (),
+    width: int = WIDTH,
 ) -> FormattedText:
     """Everyone at the table: name, key fingerprint, whether this seat's link to them is up
     (or they are away: their link dropped), what is known of a bot (`labels`, by seat); then
@@ -481,16 +563,15 @@ def render_who(
     for seat, name in enumerate(view.names):
         link = "you" if seat == view.seat else ("linked" if seat in connected else "no link")
         link = "away" if seat in away else link
-        label = f"  {labels[seat]}" if seat < len(labels) and labels[seat] else ""
-        lines.append(
-            [
-                ("class:active", f"{seat + 1} {name}"),
-                ("", f"  key {fingerprint(keys[seat])}  {link}"),
-                ("class:muted", label),
-            ]
-        )
+        label = f" {labels[seat]}" if seat < len(labels) and labels[seat] else ""
+        cells: list[Cell] = [
+            [("class:active", f"{seat + 1} {name}")],
+            [("", f" key {fingerprint(keys[seat])}")],
+            [("", f" {link}")],
+        ]
+        lines += _flow(cells + ([[("class:muted", label)]] if label else []), width)
     lines.append([("class:title", "Table code "), ("class:active", code)])
-    lines += _paragraph(CHECK_CODE, WIDTH)
+    lines += _paragraph(CHECK_CODE, width)
     return _lines(lines)
 
 
@@ -514,9 +595,6 @@ def render_toolbar(view: PlayerView, width: int = WIDTH) -> FormattedText:
         ("", f", exhausted {state.exhaustions}/{end} · "),
         ("class:coins", _coins(len(view.me.earnings))),
     ]
-    room = width - len(f"Turn {state.turn} · ") - _width(rest)
-    if get_cwidth(turn) > room:
-        turn = _clip(turn, max(room, 2)).rstrip()
     status: Cell = [("class:title", f"Turn {state.turn} · "), ("class:active", turn), *rest]
     if state.result is not None:
         winners = _capital(join_words([view.who(s) for s in state.result.winners]))
@@ -527,11 +605,11 @@ def render_toolbar(view: PlayerView, width: int = WIDTH) -> FormattedText:
     else:
         label = "Waiting: "
         waiting = [("class:title", label), *_waiting_cell(view, width - len(label))]
-    lines = [_cut(status, width)[0], waiting]
+    lines = [status, waiting]
     bids = _bids_words(view)
     if bids:  # above: the last line stays whom the game waits for
         lines.insert(1, [("class:hint", _clip(bids, width).rstrip())])
-    return _lines(lines)
+    return rewrap(_lines(lines), width)
 
 
 def _bids_words(view: PlayerView) -> str:
@@ -600,6 +678,19 @@ def _waiting_cell(view: PlayerView, room: int) -> Cell:
         return shorter
     short = names(list(by_seat))
     return short if _width(short) <= room else [*_cut(short, max(room - 1, 1))[0], ("", "…")]
+
+
+def waiting_words(view: PlayerView) -> str:
+    """Whom the game waits for, each seat's duties together, as the toolbar says them when
+    they do not fit ("bot1: trade, or end trading; you: answer offers 22-29"), whatever the
+    width: plain mode's status."""
+    waiting: dict[str, list[int]] = {}
+    for seat, what in waiting_for(view.state):
+        waiting.setdefault(what, []).append(seat)
+    if not waiting:
+        return "the table is turning cards"
+    duties = _duties_by_seat(waiting)
+    return "; ".join(f"{view.who(seat)}: {what}" for seat, what in duties.items())
 
 
 def _duties_by_seat(waiting: dict[str, list[int]]) -> dict[int, str]:
@@ -839,6 +930,8 @@ def render_help(topic: str | None = None, lobby: bool = False, width: int = WIDT
         return render_error(f"there is no command '{topic}'", width)
     lines = _flow([[("class:title", found.usage)]], width)
     lines += _paragraph(found.summary, width)
+    if not lobby and found.name == "beans":
+        lines += _table("The columns:", BEANS_HELP, width)
     if not lobby and found.name in ("offer", "gift", "counter"):
         lines += _table("CARDS you give:", GIVE_HELP, width)
         if found.name != "gift":

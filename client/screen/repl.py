@@ -16,6 +16,7 @@ import asyncio
 import getpass
 import math
 import os
+import shutil
 import sys
 from collections.abc import Callable, Coroutine, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -24,7 +25,7 @@ from textwrap import fill
 from typing import Any, Protocol, TypeVar
 
 from prompt_toolkit import PromptSession
-from prompt_toolkit.formatted_text import FormattedText
+from prompt_toolkit.formatted_text import FormattedText, to_plain_text
 from prompt_toolkit.history import InMemoryHistory
 from prompt_toolkit.input import Input
 from prompt_toolkit.output import Output
@@ -46,12 +47,21 @@ from client.screen.commands import (
     parse_game_command,
 )
 from client.screen.completion import GameCompleter
-from client.screen.plain import PlainLines, PlainLooks, PlainPrompt, plain_wanted, status_words
+from client.screen.plain import (
+    PlainLines,
+    PlainLooks,
+    PlainPrompt,
+    ascii_punctuation,
+    lines_of,
+    plain_wanted,
+    status_words,
+)
 from client.screen.player_view import PlayerView, bot_label, join_words
 from client.screen.render import (
     STYLE,
     WIDTH,
     colour_wanted,
+    render_beans,
     render_chat,
     render_error,
     render_event,
@@ -64,6 +74,7 @@ from client.screen.render import (
     render_takers,
     render_toolbar,
     render_who,
+    rewrap,
     show,
     toolbar_proof_warning,
 )
@@ -81,11 +92,12 @@ from client.story import GameStory
 from protocol.identity import Identity
 from protocol.lockstep import StepReport
 from protocol.messages import GameStart, RoomOptions
-from protocol.rules import Action, RuleError, State, bids_on
-from protocol.steps import Refusal
+from protocol.rules import Action, MakeOffer, RuleError, State, accepters, bids_on
+from protocol.steps import Applied, Refusal
 from protocol.table import MIN_PROOF_ROUNDS
 
 LOG_LINES = 40
+MIN_WIDTH = 40  # narrower terminals get this, cut by the terminal
 CLOCK_REFRESH_SECONDS = 1.0
 CLOCK_WARNING_SECONDS = 10
 T = TypeVar("T")
@@ -101,27 +113,74 @@ class Terminal:
     output: Output | None = None
     printed: list[str] = field(default_factory=list)  # plain text of everything shown
     lines: PlainLines | None = None
+    bell: bool = True  # BEL when my turn starts or an offer is made to me (--no-bell: off)
+    _warned_narrow: bool = field(default=False, init=False, repr=False)
 
     @property
     def plain(self) -> bool:
         return self.lines is not None
 
+    def columns(self) -> int:
+        """How wide the terminal is (80 for plain mode's lines, which are never wrapped)."""
+        if self.plain:
+            return WIDTH
+        if self.output is not None:
+            return self.output.get_size().columns
+        return shutil.get_terminal_size((WIDTH, 24)).columns
+
+    def width(self) -> int:
+        """The columns the screen is drawn in: the terminal's, at most 80."""
+        return max(min(self.columns(), WIDTH), MIN_WIDTH)
+
+    def warn_if_narrow(self) -> None:
+        """Say once that a terminal under 80 columns gets a narrower screen."""
+        columns = self.columns()
+        if columns < WIDTH and not self._warned_narrow:
+            self._warned_narrow = True
+            self.say(
+                f"This terminal is {columns} columns wide; the game is drawn for {WIDTH}: "
+                "lines are wrapped to fit, and some are shortened."
+            )
+
+    def ring(self) -> None:
+        """The terminal's bell (BEL), unless it is turned off; never into a file or a pipe."""
+        if not self.bell:
+            return
+        if self.output is not None:
+            self.output.bell()
+            self.output.flush()
+        elif sys.stdout.isatty():
+            sys.stdout.write("\a")
+            sys.stdout.flush()
+
     def show(self, text: FormattedText) -> None:
+        """Show text; in plain mode with plain ASCII punctuation (a screen reader reads "·"
+        or "…" aloud by name)."""
+        if self.plain:
+            text = FormattedText([("", ascii_punctuation(to_plain_text(text)))])
         self.printed.append("".join(fragment[1] for fragment in text))
         show(text, self.colour, self.output)
 
-    def say(self, text: str) -> None:
+    def say(self, text: str, label: str = "note") -> None:
         """A sentence of plain text, wrapped between words to the screen's width (in plain
-        mode, never: each line is one thing)."""
-        wrapped = (
-            text
-            if self.plain
-            else "\n".join(
-                fill(line, WIDTH, break_long_words=False, break_on_hyphens=False)
-                for line in text.splitlines()
-            )
+        mode, never: each line is one thing, and starts with its `label`)."""
+        if self.plain:
+            lines = [f"{label}: {line.strip()}" for line in text.splitlines() if line.strip()]
+            self.show(lines_of(lines))
+            return
+        wrapped = "\n".join(
+            fill(line, self.width(), break_long_words=False, break_on_hyphens=False)
+            for line in text.splitlines()
         )
         self.show(FormattedText([("", wrapped)]))
+
+    def error(self, text: str) -> None:
+        """What cannot be done and why: in red, or in plain mode labelled `error:`."""
+        self.show(lines_of([f"error: {text}"]) if self.plain else render_error(text, self.width()))
+
+    def _line(self, text: str) -> None:
+        """A line as it is, already labelled (plain mode's status and questions)."""
+        self.show(FormattedText([("", text)]))
 
     def prompt(
         self,
@@ -134,7 +193,7 @@ class Terminal:
         mode the lines as they come, with `status` said when it changes (and the message of a
         prompt that `asks` a question said as a line)."""
         if self.lines is not None:
-            return PlainPrompt(self.lines, self.say, status, asks)
+            return PlainPrompt(self.lines, self._line, status, asks)
         session: PromptSession[str] = PromptSession(
             history=InMemoryHistory(),
             completer=completer,
@@ -189,7 +248,11 @@ class RichPrompt:
 
 
 class RichLooks:
-    """What game mode shows on the full screen (plain mode's are plain.PlainLooks)."""
+    """What game mode shows on the full screen (plain mode's are plain.PlainLooks), drawn
+    in `width()` columns (the terminal's, at most 80)."""
+
+    def __init__(self, width: Callable[[], int] = lambda: WIDTH) -> None:
+        self.width = width
 
     def event(
         self,
@@ -200,31 +263,31 @@ class RichLooks:
         names: Sequence[str],
         me: int,
     ) -> FormattedText:
-        return render_event(before, seat, action, after, names, me)
+        return render_event(before, seat, action, after, names, me, self.width())
 
     def refusal(
         self, refusal: Refusal, state: State, names: Sequence[str], me: int
     ) -> FormattedText:
-        return render_refusal(refusal, state, names, me)
+        return render_refusal(refusal, state, names, me, self.width())
 
     def error(self, text: str) -> FormattedText:
-        return render_error(text)
+        return render_error(text, self.width())
 
     notice = error
 
     def takers(self, view: PlayerView, offer_id: int) -> FormattedText:
-        return render_takers(view, offer_id)
+        return render_takers(view, offer_id, self.width())
 
     def presence(self, news: PresenceNews, names: Sequence[str]) -> FormattedText:
         if not news.here:
-            return render_error(news.sentence)
-        return FormattedText([("class:title", fill(news.sentence, WIDTH))])
+            return render_error(news.sentence, self.width())
+        return FormattedText([("class:title", fill(news.sentence, self.width()))])
 
     def chat(self, name: str, text: str) -> FormattedText:
-        return render_chat(name, text)
+        return render_chat(name, text, self.width())
 
     def question(self, question: Question) -> FormattedText:
-        return render_question(question)
+        return render_question(question, self.width())
 
     def started(self, starter: str) -> str:
         return f"{starter}. The deck is being shuffled by everyone together..."
@@ -232,13 +295,19 @@ class RichLooks:
     def dealt(self, view: PlayerView, first: bool) -> list[FormattedText]:
         """The hand once cards of mine are open to me: dealt (`first`), or drawn."""
         said = [FormattedText([("", "The cards are dealt.")])] if first else []
-        return [*said, render_hand(view)]
+        return [*said, render_hand(view, self.width())]
 
     def hand(self, view: PlayerView) -> FormattedText:
-        return render_hand(view)
+        return render_hand(view, self.width())
+
+    def your_turn(self, view: PlayerView) -> FormattedText:
+        return FormattedText([("class:active", f"Your turn {view.state.turn}.")])
 
     def table(self, view: PlayerView, code: str, proof_rounds: int) -> list[FormattedText]:
-        return [render_table(view), render_table_code(code, proof_rounds)]
+        return [render_table(view, self.width()), render_table_code(code, proof_rounds)]
+
+    def beans(self, view: PlayerView) -> FormattedText:
+        return render_beans(view, self.width())
 
     def who(
         self,
@@ -249,13 +318,13 @@ class RichLooks:
         code: str,
         labels: Sequence[str],
     ) -> FormattedText:
-        return render_who(view, keys, connected, code, away, labels)
+        return render_who(view, keys, connected, code, away, labels, self.width())
 
     def help(self, topic: str | None, lobby: bool = False) -> FormattedText:
-        return render_help(topic, lobby)
+        return render_help(topic, lobby, self.width())
 
     def story(self, story: GameStory, names: Sequence[str], me: int) -> FormattedText:
-        return render_story(story, names, me)
+        return render_story(story, names, me, self.width())
 
 
 Looks = RichLooks | PlainLooks
@@ -269,7 +338,7 @@ class HumanPlayer(Player):
     def __init__(self, terminal: Terminal, refresh: Callable[[], None]) -> None:
         self.terminal = terminal
         self.refresh = refresh
-        self.looks: Looks = PlainLooks() if terminal.plain else RichLooks()
+        self.looks: Looks = PlainLooks() if terminal.plain else RichLooks(terminal.width)
         self.log: list[FormattedText] = []
         self.story = GameStory()
         self._dealt = False
@@ -294,11 +363,16 @@ class HumanPlayer(Player):
             starter = (
                 "You start" if report.start_player == me else f"{names[report.start_player]} starts"
             )
-            self.terminal.say(looks.started(starter))
+            self.terminal.say(looks.started(starter), label="start")
         for applied in report.applied:
             self._print(
                 looks.event(applied.before, applied.seat, applied.action, applied.after, names, me)
             )
+        offered = any(_offered_to(applied, me) for applied in report.applied)
+        my_turn = any(
+            applied.after.turn != applied.before.turn and applied.after.active == me
+            for applied in report.applied
+        )
         rules = game.view.rules
         for refusal in report.refusals:
             if rules is not None and refusal.seat == me:  # others' are their own business
@@ -309,8 +383,26 @@ class HumanPlayer(Player):
             if view is not None:
                 for text in looks.dealt(view, not self._dealt):
                     self.terminal.show(text)
+                if not self._dealt and view.state.active == me:  # I start: the hand is shown
+                    self.terminal.show(looks.your_turn(view))
+                    self.terminal.ring()
+                    offered = False
                 self._dealt = True
+        if my_turn:
+            self.turn_starts(game)
+        elif offered:
+            self.terminal.ring()
         self.refresh()
+
+    def turn_starts(self, game: PeerGame) -> None:
+        """My turn has started (or a resumed game is back at it): say so, show my hand and
+        what I may do, and ring the bell."""
+        view = self.view(game)
+        if view is None:
+            return
+        self.terminal.show(self.looks.your_turn(view))
+        self.terminal.show(self.looks.hand(view))
+        self.terminal.ring()
 
     def _show_takers(self, game: PeerGame) -> None:
         """The takers of my offers to everyone, each time they change, with the lines that
@@ -344,6 +436,14 @@ class HumanPlayer(Player):
         if outcome.final is not None and self.story.turns:
             self.terminal.show(self.looks.story(self.story, game.names, game.seat))
         self.on_finish()
+
+
+def _offered_to(applied: Applied, me: int) -> bool:
+    """An offer someone else made that I may accept (to me, or to everyone)."""
+    if not isinstance(applied.action, MakeOffer) or applied.seat in (None, me):
+        return False
+    made = next(o for o in applied.after.offers if o.id == applied.before.next_offer_id)
+    return me in accepters(applied.after, made)
 
 
 def describe_outcome(game: PeerGame, outcome: Outcome) -> str:
@@ -434,13 +534,17 @@ class GameScreen:
         if left is None:
             self._warned_clock = False
         else:
-            words += f" · your clock runs: {game.turn_seconds} s a move"
+            words += f"\nyour clock runs: {game.turn_seconds} s a move"
             if left <= CLOCK_WARNING_SECONDS and not self._warned_clock:
                 self._warned_clock = True
-                self.terminal.say(f"clock: {_clock_words(left, '')}")
+                self.terminal.say(_clock_words(left, ""), label="clock")
         return words
 
     def _toolbar(self) -> FormattedText:
+        """The toolbar, each line wrapped between words to the terminal's width."""
+        return rewrap(self._toolbar_lines(), self.terminal.width())
+
+    def _toolbar_lines(self) -> FormattedText:
         game = self.game
         if game is None:
             return FormattedText([("class:toolbar", "Joining the game...")])
@@ -448,7 +552,7 @@ class GameScreen:
         view = self._view()
         if view is None:
             return FormattedText([("class:toolbar", progress or "Choosing who starts...")])
-        toolbar = render_toolbar(view)
+        toolbar = render_toolbar(view, self.terminal.width())
         if game.view.away:  # on top, as the line below: the last stays whom the game waits for
             away = join_words([game.names[seat] for seat in sorted(game.view.away)])
             toolbar = FormattedText([("class:error", f"Away: {away}"), ("", "\n"), *toolbar])
@@ -472,6 +576,7 @@ class GameScreen:
     async def play(self, game: PeerGame) -> Outcome:
         """The prompt until the game ends (an asyncio coroutine: run it with `in_twisted`)."""
         self.game = game
+        self.terminal.warn_if_narrow()
         name = game.names[game.seat]
         clock = game.turn_seconds > 0  # its countdown is redrawn with no key pressed
         while game.outcome is None:
@@ -545,6 +650,8 @@ class GameScreen:
             show(looks.who(view, keys, snapshot.connected, snapshot.away, game.table.code, labels))
         elif command.view is View.HAND:
             show(looks.hand(view))
+        elif command.view is View.BEANS:
+            show(looks.beans(view))
         elif command.view is View.LOG:
             for text in self.player.log[-LOG_LINES:]:
                 show(text)
@@ -651,10 +758,11 @@ def terminal_for(args: argparse.Namespace) -> Terminal:
     """The terminal a command line asks for: plain mode (`--plain`, TERM=dumb, or output that
     is not a terminal: lines from standard input, never a cursor-position request), or the
     full screen, in colour unless told otherwise."""
+    bell = not getattr(args, "no_bell", False)
     if plain_wanted(getattr(args, "plain", False)):
         os.environ["PROMPT_TOOLKIT_NO_CPR"] = "1"  # for anything of prompt_toolkit's
-        return Terminal(colour=False, lines=PlainLines(sys.stdin))
-    return Terminal(colour_wanted(no_colour=getattr(args, "no_color", False)))
+        return Terminal(colour=False, lines=PlainLines(sys.stdin), bell=bell)
+    return Terminal(colour_wanted(no_colour=getattr(args, "no_color", False)), bell=bell)
 
 
 def screen_for(args: argparse.Namespace) -> GameScreen:
