@@ -29,7 +29,5 @@ def test_an_empty_name_is_asked_for_again_with_the_reason(tmp_path: Path) -> Non
     assert len(asked) == 3, lines  # after the long name, the empty line and the blank one
     empty = "a name cannot be empty: type the name the others will see you by"
     assert all(empty in lines[n + 1] for n in asked[:2]), lines
-    assert any(
-        line.startswith(f"Connected to the lobby at {LOCAL}:{port} as ann.") for line in lines
-    )
+    assert any(f"Connected to the lobby at {LOCAL}:{port} as ann." in line for line in lines), lines
     assert "Not connected" not in person.stdout
