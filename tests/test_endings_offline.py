@@ -1,10 +1,11 @@
 """`bean-client audit`, `replay` and `replay --summary` on game files of every way a game can
 end, each made by a real game (bean-lobby and bean-client processes over 127.0.0.1): played to
 the end, ended by a vote without a seat gone for good, stopped for a named cheat, stopped by a
-broken deal (and followed by the others), left by its person, and cut off by a crash in the
-middle of a step. Each command runs as a process: no traceback, and all three state the same
-outcome in the same words. On the finished game, the summary on the full screen and in plain
-lines tell the same harvests, and the replay shows the seat's own hand."""
+broken deal (and followed by the others), stopped by its own client's failure in the middle
+of a step, left by its person, and cut off by a crash (SIGKILL). Each command runs as a
+process: no traceback, and all three state the same outcome in the same words. On the
+finished game, the summary on the full screen and in plain lines tell the same harvests, and
+the replay shows the seat's own hand."""
 
 from __future__ import annotations
 
@@ -54,6 +55,8 @@ def ending_of(path: Path) -> str:
     end = saved.end
     if end is None:
         return "left" if saved.left else "crash"
+    if end["kind"] == "stopped" and "step" not in end:
+        return "failed"
     if end["kind"] == "stopped":
         return "cheat" if end.get("seat") is not None else "broken deal"
     return {"end": "end", "abandoned": "vote", "ended_by": "followed"}[end["kind"]]
@@ -125,6 +128,27 @@ def a_broken_deal(tmp_path: Path) -> dict[str, str]:
     return env
 
 
+def a_client_failed(tmp_path: Path) -> dict[str, str]:
+    """tests/failing_client.py fails at step 20 (its file records so); the others vote to
+    end without it (their files are left out: the vote is told above)."""
+    env = isolated_env(tmp_path)
+    with running_lobby(env) as port:
+        command = [
+            sys.executable,
+            "-m",
+            "tests.failing_client",
+            "20",
+            *client_arguments(port, PLAYERS, "fails", *QUICK),
+        ]
+        failing = start(command, env, tmp_path / "fails.log")
+        honest = [start_bot(port, PLAYERS, f"honest{n}", env, tmp_path, *QUICK) for n in (0, 1)]
+        results([failing, *honest], timeout=GAME_SECONDS, tmp_path=tmp_path)
+    for name, path in game_files(env).items():
+        if name != "fails":
+            path.unlink()
+    return env
+
+
 def a_person_left(tmp_path: Path) -> dict[str, str]:
     """`bean-client play` in plain mode: the person leaves (`leave`, then `leave` again) once
     the cards are dealt. Only the person's file is kept: what became of the bots' games is
@@ -160,14 +184,14 @@ def ending_files(tmp_path_factory: pytest.TempPathFactory) -> Files:
         scenario(tmp_path_factory.mktemp(scenario.__name__))
         for scenario in (
             played_to_the_end, one_killed_and_voted_out, a_cheat_named, a_broken_deal,
-            a_person_left,
+            a_client_failed, a_person_left,
         )
     ]  # fmt: skip
     found: Files = {}
     for env in made:
         for path in game_files(env).values():
             found.setdefault(ending_of(path), []).append((path, env))
-    assert {"end", "vote", "cheat", "broken deal", "left", "crash"} <= set(found), found
+    assert {"end", "vote", "cheat", "broken deal", "failed", "left", "crash"} <= set(found), found
     return found
 
 
@@ -195,6 +219,8 @@ EXPECTED = {  # the ending: words its outcome says
     r"audit of what was played found: hostile: .*; no winner\.$",
     "followed": r"^Outcome: ended early at turn \d+ \(step \d+\), as honest\d ended it \(the "
     r"deal broke\); the audit of what was played found: hostile: .*; no winner\.$",
+    "failed": r"^Outcome: stopped at turn \d+ \(step 20\): fails's client failed \(a fault put "
+    r"in at step 20 by the test\); no winner\.$",
     "left": r"^Outcome: not over: ann left at turn \d+ \(step \d+\), and may resume the game\.$",
 }
 
