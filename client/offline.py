@@ -91,11 +91,11 @@ def outcome_line(saved: GameFile, lockstep: Lockstep) -> str:
         )
     audited = True  # whether the seats revealed their seeds, for an audit of what was played
     if end["kind"] == "abandoned":
-        gone = _listed(names[seat] for seat in end.get("gone", ()))
+        gone = _listed(_name(names, seat) for seat in end.get("gone", ()))
         voted = _votes(saved, end)
         words = f"ended early at {at}: {voted} to end it without {gone} (gone for good)"
     elif end["kind"] == "stopped" and end.get("seat") is not None:
-        blamed = _listed(names[seat] for seat in [end["seat"], *end.get("also", ())])
+        blamed = _listed(_name(names, seat) for seat in [end["seat"], *end.get("also", ())])
         reason = _named(names, str(end.get("reason", "cheated")))
         words = f"stopped at {at}: " + (
             reason if reason.startswith(blamed) else f"{blamed} {reason}"
@@ -122,11 +122,12 @@ def outcome_line(saved: GameFile, lockstep: Lockstep) -> str:
 def _named(names: list[str], text: str) -> str:
     """A reason or finding with its seat numbers (from 0) turned into names."""
 
-    def name(found: re.Match[str]) -> str:
-        seat = int(found.group(1))
-        return names[seat] if seat < len(names) else found.group(0)
+    return re.sub(r"\bseat (\d+)", lambda found: _name(names, int(found.group(1))), text)
 
-    return re.sub(r"\bseat (\d+)", name, text)
+
+def _name(names: list[str], seat: object) -> str:
+    """A seat's name; a seat number the roster does not have (a damaged record) as it is."""
+    return names[seat] if isinstance(seat, int) and 0 <= seat < len(names) else f"seat {seat}"
 
 
 def _listed(items: Iterable[str]) -> str:
@@ -148,20 +149,20 @@ def _votes(saved: GameFile, end: dict[str, Any]) -> str:
             return "the others voted (a recorded vote does not hold)"
         if vote.game != saved.table.identity or vote.step != end.get("step"):
             return "the others voted (a recorded vote is for another game or step)"
-        voters.append(names[vote.seat])
+        voters.append(_name(names, vote.seat))
     return f"{_listed(voters)} voted" if voters else "the others voted"
 
 
 def _followed(names: list[str], end: dict[str, Any]) -> tuple[str, bool]:
     """ "bot1 ended it (a vote without bot2)": the ending this seat followed; and whether it
     revealed its seed (then this seat did too, for an audit of what was played)."""
-    who = names[end["seat"]] if 0 <= end.get("seat", -1) < len(names) else "another seat"
+    who = _name(names, end.get("seat"))
     why = str(end.get("why"))
     try:
         ended = Ended.from_wire(end["ended"])
     except (MessageError, KeyError):
         ended = None
-    gone = _listed(names[s] for s in seats_in(ended.gone) if s < len(names)) if ended else ""
+    gone = _listed(_name(names, seat) for seat in seats_in(ended.gone)) if ended else ""
     reason = {
         "vote": f"a vote without {gone or 'a seat gone'}",
         "dispute": "the deal broke",
