@@ -129,6 +129,7 @@ class GameFile:
     own: dict[int, Frame] = field(default_factory=dict)  # its messages with moves, by step
     passive_until: int = -1  # the last step it may have sent a message without moves for
     end: dict[str, Any] | None = None  # the last of the ENDINGS records, with its audit
+    left: bool = False  # the player left, and no step was played since (docs/gamefile.md)
     whole: int = 0  # bytes up to the end of the last whole record
 
     @property
@@ -161,11 +162,14 @@ class GameFile:
                 if record.get("step") != len(game.steps):
                     raise GameFileError(f"{path}: step {record.get('step')} is out of order")
                 game.steps.append([(bytes(p), bytes(s)) for p, s in record["frames"]])
+                game.left = False  # resumed since
             elif record.get("kind") == "own":
                 payload, signature = record["frame"]
                 game.own[record["step"]] = (bytes(payload), bytes(signature))
             elif record.get("kind") == "passive_until":
                 game.passive_until = max(game.passive_until, record["step"])
+            elif record.get("kind") == "left":
+                game.left = True
             elif record.get("kind") in ENDINGS:
                 game.end = record
             elif record.get("kind") == "audit" and game.end is not None:

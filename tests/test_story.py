@@ -167,3 +167,17 @@ def test_plain_mode_says_the_story_in_lines_that_stand_alone():
         "coins, you: none",
         "coins, cy: 3 after turn 4",
     ]
+
+
+def test_a_harvest_that_paid_nothing_is_told_alike_on_the_screen_and_in_plain_lines():
+    """Issue 25: a 3-card chili harvest for 1 coin and a single chili sold for nothing read
+    "chili 4→1 in 2" on the screen, against one 3-card chili harvest in plain mode."""
+    story = GameStory(
+        sales=[Sale(2, 0, Bean.CHILI, 3, 1), Sale(3, 0, Bean.CHILI, 1, 0)],
+        coins={1: (0, 0, 0), 2: (1, 0, 0), 3: (1, 0, 0)},
+    )
+    screen = to_plain_text(render_story(story, NAMES[:3], None)).splitlines()
+    assert screen[1] == "1 ann: 1 coin  chili 3→1; 1 more card sold for nothing"
+    assert story_lines(story, NAMES[:3], None)[1] == (
+        "summary, ann: harvests: turn 2 chili 3 cards for 1 coin; 1 more card sold for nothing"
+    )

@@ -474,9 +474,10 @@ def _sale_words(sale: Sale) -> str:
     return f"{when} {sale.bean} {cards} for {_coins(sale.coins)}"
 
 
-def story_lines(story: GameStory, names: Sequence[str], me: int) -> list[str]:
+def story_lines(story: GameStory, names: Sequence[str], me: int | None) -> list[str]:
     """The end-of-game summary in lines a screen reader reads one by one: each player's
-    coins and harvests, then their coins over the turns (where they changed)."""
+    coins and harvests, then their coins over the turns (where they changed). `me` None:
+    every player by name (a game file shown offline, whoever reads it)."""
     lines = [f"summary: {story.turns} turns"]
     for seat, name in enumerate(names):
         who = "you" if seat == me else name

@@ -23,10 +23,15 @@ YOU = " (you)"  # after this person's own name
 
 
 def render_story(
-    story: GameStory, names: Sequence[str], me: int, width: int = WIDTH, height: int = HEIGHT
+    story: GameStory,
+    names: Sequence[str],
+    me: int | None,
+    width: int = WIDTH,
+    height: int = HEIGHT,
 ) -> FormattedText:
     """At most `height` lines, so that the outcome said above it stays on an 80x24 screen:
-    one line per player, and the chart gets the rows that are left."""
+    one line per player, and the chart gets the rows that are left. `me` None: nobody is
+    "you" (a game file shown offline, whoever reads it)."""
     lines: list[list[tuple[str, str]]] = [
         [("class:title", f"The game in numbers, over {story.turns} turns:")]
     ]
@@ -42,11 +47,12 @@ def render_story(
 
 
 def _player_line(
-    story: GameStory, seat: int, name: str, me: int, width: int
+    story: GameStory, seat: int, name: str, me: int | None, width: int
 ) -> list[tuple[str, str]]:
     """ "1 ann (you): 14 coins  chili 11→5 in 3, soy 9→4 in 2; 6 more cards sold for nothing":
-    for each bean that paid, the cards its harvests (and final sales) sold, the coins they
-    paid, and how many there were, best first; what does not fit in the line is counted
+    for each bean, the cards its paying harvests (and final sales) sold, the coins they paid,
+    and how many there were, best first (a harvest that paid nothing is only among the cards
+    sold for nothing, as plain mode tells it); what does not fit in the line is counted
     ("3 more beans paid"), the same for every seat's screen. Plain mode and `replay
     --summary` say it all."""
     coins = story.coins_of(seat)
@@ -54,16 +60,17 @@ def _player_line(
     marked = seat == me and name.casefold() != "you"
     who = f"{seat + 1} {name}" + (YOU if marked else "")
     by_bean: dict[Bean, tuple[int, int, int]] = {}
-    for sale in story.sales_of(seat):
-        cards, paid, times = by_bean.get(sale.bean, (0, 0, 0))
-        by_bean[sale.bean] = (cards + sale.cards, paid + sale.coins, times + 1)
+    sales = story.sales_of(seat)
+    for sale in sales:
+        if sale.coins:
+            cards, paid, times = by_bean.get(sale.bean, (0, 0, 0))
+            by_bean[sale.bean] = (cards + sale.cards, paid + sale.coins, times + 1)
     ranked = sorted(by_bean.items(), key=lambda item: (-item[1][1], -item[1][0], item[0].value))
     parts = [
         f"{bean} {cards}→{paid}" + (f" in {times}" if times > 1 else "")
         for bean, (cards, paid, times) in ranked
-        if paid
     ]
-    unpaid = sum(cards for cards, paid, _ in by_bean.values() if not paid)
+    unpaid = sum(sale.cards for sale in sales if not sale.coins)
     head = f"{who}: {final} coin{'' if final == 1 else 's'}  "
     room = width - (0 if marked else len(YOU))  # every player's screen lists the same beans
     style = "class:me" if seat == me else ""
