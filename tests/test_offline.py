@@ -88,7 +88,7 @@ def test_the_replay_shows_every_turn_and_the_end(finished_game):
     assert run.returncode == 0, run.stderr
     assert "--- turn 1:" in run.stdout and "Traceback" not in run.stderr
     assert run.stdout.count("--- turn ") >= 10
-    assert run.stdout.strip().splitlines()[-1].startswith("Game over. Coins:")
+    assert run.stdout.strip().splitlines()[-1].startswith("Game over: ")
 
 
 def test_a_missing_file_is_named_not_a_traceback(tmp_path):
