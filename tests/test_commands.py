@@ -261,7 +261,8 @@ def test_actions_joined_with_semicolons_are_checked_in_order():
     game = step1(fields={0: ["soy soy", "blue"]})
     assert submitted(game, 0, "h 1; p 1") == (Harvest(0), Plant(0, game.hand_slot(0, 1)[1]))
     assert refused(game, 0, "p 1; h 1") == (
-        "field 1 holds soy; chili needs an empty field or a chili field; harvest a field first"
+        "'p 1': field 1 holds soy; chili needs an empty field or a chili field; harvest a field "
+        "first"
     )
 
 
@@ -304,6 +305,7 @@ def test_acceptances_join_with_their_cards_as_they_are_typed_alone():
     assert submitted(game, 1, "a 1 #1; a 2") == (Accept(1, (game.hand_slot(1, 1),)), red)
     assert submitted(game, 1, "a 2; a 1 #2") == (red, Accept(1, (game.hand_slot(1, 2),)))
     assert submitted(game, 1, "a 2; r 1") == (red, Reject(1))
+    assert refused(game, 1, "a 2; a 3") == "'a 3': there is no open offer 3"  # which one failed
 
 
 def test_a_choice_in_the_middle_of_a_line_is_asked_then_the_rest_is_read():
@@ -822,9 +824,9 @@ def test_a_line_joined_with_semicolons_does_what_its_commands_typed_one_by_one_d
 ):
     """Each command typed one by one is read once the ones before it are played; joined, the
     same commands, with the same answers to the same questions, send the same actions in one
-    step, or get the same refusal; where one step cannot hold them all (a withdrawal counts
-    from the next step on; trading ends after the step's other moves), the line is refused, or
-    a question is settled by the only way the step allows."""
+    step, or get the same refusal (naming the command); where one step cannot hold them all
+    (a withdrawal counts from the next step on; trading ends after the step's other moves),
+    the line is refused, or a question is settled by the only way the step allows."""
     seed = game_seed(number, players)
     phase = data.draw(st.sampled_from([None, Phase.TRADE]))
     state = state_after(players, seed, moves, phase)
@@ -857,8 +859,8 @@ def test_a_line_joined_with_semicolons_does_what_its_commands_typed_one_by_one_d
     current = view
     for segment in segments:
         done = person.types(segment, current)
-        if isinstance(done, str):
-            refusal = done
+        if isinstance(done, str):  # joined, the refusal names the command it is about
+            refusal = done.replace("refused: ", f"refused: '{segment}': ", 1)
             break
         one_by_one += done
         current = current.after(done)

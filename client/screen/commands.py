@@ -229,16 +229,26 @@ def _read_line(
     (`typed`, whose actions are `before`) are played, as typing them one by one would see it.
     Together they are checked from `start`, in the order one step applies them."""
     actions = list(before)
+    joined = len(typed) + len(segments) > 1
     for number, segment in enumerate(segments):
         command, rest = command_of(segment, GAME_COMMANDS)
         if not command.joinable:
             raise CommandError(f"'{command.name}' cannot be joined with ';'; only game actions can")
-        planned = command.handler(rest, current)
-        done = (*typed, *segments[:number])
+        try:
+            planned = command.handler(rest, current)
+            if isinstance(planned, _Ask):
+                allowed = _allowed(planned, actions, current, start)
+            else:
+                after = _dry_run(current, planned)
+        except _NotOneStep:
+            raise
+        except CommandError as error:  # in a line of several, say which command it was
+            raise CommandError(f"'{segment}': {error}" if joined else str(error)) from None
         if isinstance(planned, _Ask):
-            return _settle(planned, actions, done, segments[number + 1 :], current, start)
-        assert isinstance(planned, list)
-        current = _dry_run(current, planned)
+            done = (*typed, *segments[:number])
+            rest_of_line = segments[number + 1 :]
+            return _settle(planned, allowed, actions, done, rest_of_line, current, start)
+        current = after
         actions += planned
     _in_one_step(start, actions)
     return Submit(tuple(actions))
@@ -251,13 +261,17 @@ def _dry_run(view: PlayerView, actions: Sequence[Action]) -> PlayerView:
         raise CommandError(view.readable(error)) from None
 
 
+class _NotOneStep(CommandError):
+    """A line whose commands are each allowed, but not all in one step."""
+
+
 def _in_one_step(start: PlayerView, actions: Sequence[Action]) -> None:
     """Check a line's actions, each allowed once those before it are played, together, in the
     order one step applies them; refused, the person is told to send them apart."""
     try:
         start.after(actions)
     except RuleError as error:
-        raise CommandError(
+        raise _NotOneStep(
             f"{start.readable(error)}; one step cannot hold this whole line, so type its "
             "commands in separate lines"
         ) from None
@@ -272,18 +286,12 @@ def _refusal(view: PlayerView, action: Action) -> CommandError:
     raise AssertionError(f"{action} was expected to break a rule")
 
 
-def _settle(
-    ask: _Ask,
-    before: list[Action],
-    typed: tuple[str, ...],
-    rest: list[str],
-    current: PlayerView,
-    start: PlayerView,
-) -> GameCommand:
-    """Keep the options the rules allow: none is an error, one is done (and the `rest` of the
-    line read after it), several are asked. `before` are the actions of the `typed` commands
-    ahead of the question, which `current` shows done; each option is checked with them from
-    `start`, as the step will apply it."""
+def _allowed(
+    ask: _Ask, before: list[Action], current: PlayerView, start: PlayerView
+) -> list[tuple[str, list[Action]]]:
+    """The options the rules allow, or the first one's refusal. `before` are the actions of
+    the commands ahead of the question, which `current` shows done; each option is checked
+    with them from `start`, as the step will apply it."""
     allowed: list[tuple[str, list[Action]]] = []
     first_error: CommandError | None = None
     for label, actions in ask.options:
@@ -296,6 +304,20 @@ def _settle(
         allowed.append((label, actions))
     if not allowed:
         raise first_error or CommandError(ask.narrow)
+    return allowed
+
+
+def _settle(
+    ask: _Ask,
+    allowed: list[tuple[str, list[Action]]],
+    before: list[Action],
+    typed: tuple[str, ...],
+    rest: list[str],
+    current: PlayerView,
+    start: PlayerView,
+) -> GameCommand:
+    """One allowed option is done (and the `rest` of the line read after it), several are
+    asked; `before` are the actions of the `typed` commands ahead of the question."""
     own = ["; ".join(command_for(a, current) for a in actions) for _, actions in allowed]
     if len(allowed) == 1 and not ask.confirm:
         actions = allowed[0][1]
