@@ -306,6 +306,10 @@ def test_acceptances_join_with_their_cards_as_they_are_typed_alone():
     assert submitted(game, 1, "a 2; a 1 #2") == (red, Accept(1, (game.hand_slot(1, 2),)))
     assert submitted(game, 1, "a 2; r 1") == (red, Reject(1))
     assert refused(game, 1, "a 2; a 3") == "'a 3': there is no open offer 3"  # which one failed
+    assert refused(game, 1, "a blue") == (  # the hint names the offers open to Bob
+        "no offer open to you can be met with those cards; offer 1 asks for 1 chili and offer 2 "
+        "asks for 1 red"
+    )
 
 
 def test_a_choice_in_the_middle_of_a_line_is_asked_then_the_rest_is_read():

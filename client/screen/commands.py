@@ -912,7 +912,11 @@ def _accept(rest: str, view: PlayerView) -> Plan:
             fitting.append(choice)
     if not fitting:
         if number is None:
-            raise CommandError("no offer open to you can be met with those cards")
+            open_ids = dict.fromkeys(choice.offer for choice in choices)
+            asks = [_asks_words(_open_offer(view, n)) for n in open_ids]
+            raise CommandError(
+                f"no offer open to you can be met with those cards; {join_words(asks)}"
+            )
         raise _refusal(view, Accept(number, tuple(_hand_card(view, p) for p in sorted(positions))))
     options: list[tuple[str, list[Action]]] = []
     for choice in fitting:
@@ -928,6 +932,12 @@ def _accept(rest: str, view: PlayerView) -> Plan:
     else:
         prompt = "Accept which offer?"
     return _Ask(prompt, options, "say which offer and cards")
+
+
+def _asks_words(offer: Offer) -> str:
+    """What an offer asks of the one who accepts it: "offer 7 asks for 1 chili"."""
+    asked = join_words([f"{n} {bean}" for bean, n in offer.want_beans])
+    return f"offer {offer.id} asks for {asked or 'nothing of your hand'}"
 
 
 def _accept_cards(words: list[str]) -> tuple[set[int], dict[Bean, int]]:
@@ -962,9 +972,8 @@ def _no_way_to_accept(view: PlayerView, number: int | None) -> CommandError:
     if offer is None or view.seat not in accepters(view.state, offer):
         return _refusal(view, Accept(number))
     held = [card for _, _, card in view.my_cards() if card is not None]
-    asked = join_words([f"{n} {bean}" for bean, n in offer.want_beans])
     have = join_words([f"{sum(bean_of(c) is b for c in held)} {b}" for b, _ in offer.want_beans])
-    return CommandError(f"offer {number} asks for {asked}; you hold {have}")
+    return CommandError(f"{_asks_words(offer)}; you hold {have}")
 
 
 def _answer(kind: type[Reject] | type[Withdraw], verb: str, nothing: str) -> GameHandler:
