@@ -54,7 +54,7 @@ async def play(reactor: Any, args: argparse.Namespace) -> int:
     finally:
         await listener.stop()
     printed = screen.terminal.printed
-    said = [text for text in printed if text.lstrip().startswith("Game over.")]
+    said = [text for text in printed if text.lstrip().startswith("Every player's machine")]
     repl = {"typed": len(typist.typed), "seen": sorted(typist.seen), "outcome": said[-1:]}
     print(json.dumps(repl), flush=True)
     summary = summarize(screen.game, outcome)

@@ -6,6 +6,8 @@ lobby's commands. Every action list a line parses to is applied with protocol.ru
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -56,6 +58,7 @@ from protocol.rules import (
     EndTrading,
     Harvest,
     MakeOffer,
+    Phase,
     Plant,
     PlantPending,
     Reject,
@@ -258,7 +261,8 @@ def test_actions_joined_with_semicolons_are_checked_in_order():
     game = step1(fields={0: ["soy soy", "blue"]})
     assert submitted(game, 0, "h 1; p 1") == (Harvest(0), Plant(0, game.hand_slot(0, 1)[1]))
     assert refused(game, 0, "p 1; h 1") == (
-        "field 1 holds soy; chili needs an empty field or a chili field; harvest a field first"
+        "'p 1': field 1 holds soy; chili needs an empty field or a chili field; harvest a field "
+        "first"
     )
 
 
@@ -272,11 +276,56 @@ def test_a_question_after_joined_actions_keeps_them_in_every_choice():
     ]
 
 
-def test_only_game_actions_join_and_a_question_must_come_last():
+def test_only_game_actions_join_and_a_question_before_the_end_of_the_line_is_asked():
     game = step1()
     assert refused(game, 0, "p 1; t") == "'table' cannot be joined with ';'; only game actions can"
     assert refused(game, 0, "t; p 1") == "'table' cannot be joined with ';'; only game actions can"
-    assert refused(game, 0, "p; e") == "'p' leaves a choice open; say which field: plant 1"
+    chili = game.hand_slot(0, 1)[1]
+    question = asked(game, 0, "p; e")
+    assert [(c.command, c.actions) for c in question.choices] == [
+        ("plant 1; e", (Plant(0, chili),)),
+        ("plant 2; e", (Plant(1, chili),)),
+    ]
+    assert question.choose("2", view_of(game, 0)) == Submit((Plant(1, chili), EndPlanting()))
+
+
+def two_offers_to_bob() -> Game:
+    """Ann offers Bob (chili chili soy red) the face-up soy for a chili (offer 1), and the
+    face-up chili for his red (offer 2)."""
+    game = trading()
+    soy, chili = game.state.face_up
+    game = game.do(0, MakeOffer(1, give_face_up=(soy,), want_beans=((CHILI, 1),)))
+    return game.do(0, MakeOffer(1, give_face_up=(chili,), want_beans=((Bean.RED, 1),)))
+
+
+def test_acceptances_join_with_their_cards_as_they_are_typed_alone():
+    """Each of these lines works alone; joined, they were refused as leaving a choice open."""
+    game = two_offers_to_bob()
+    red = Accept(2, (game.hand_slot(1, 4),))
+    assert submitted(game, 1, "a 1 #1; a 2") == (Accept(1, (game.hand_slot(1, 1),)), red)
+    assert submitted(game, 1, "a 2; a 1 #2") == (red, Accept(1, (game.hand_slot(1, 2),)))
+    assert submitted(game, 1, "a 2; r 1") == (red, Reject(1))
+    assert refused(game, 1, "a 2; a 3") == "'a 3': there is no open offer 3"  # which one failed
+    assert refused(game, 1, "a blue") == (  # the hint names the offers open to Bob
+        "no offer open to you can be met with those cards; offer 1 asks for 1 chili and offer 2 "
+        "asks for 1 red"
+    )
+
+
+def test_a_choice_in_the_middle_of_a_line_is_asked_then_the_rest_is_read():
+    game = two_offers_to_bob()
+    question = asked(game, 1, "a 1; a 2")
+    assert question.prompt == "Offer 1 asks for 1 chili; which of your cards do you give?"
+    assert [c.command for c in question.choices] == ["accept 1 #1; a 2", "accept 1 #2; a 2"]
+    red = Accept(2, (game.hand_slot(1, 4),))
+    answer = question.choose("2", view_of(game, 1))
+    assert answer == Submit((Accept(1, (game.hand_slot(1, 2),)), red))
+    again = asked(game, 1, "a 2; a 1")  # the second asks: the first is kept in every choice
+    assert [c.command for c in again.choices] == [
+        "accept 2 #4; accept 1 #1",
+        "accept 2 #4; accept 1 #2",
+    ]
+    assert again.choose("1", view_of(game, 1)) == Submit((red, Accept(1, (game.hand_slot(1, 1),))))
 
 
 # --- Offers ----------------------------------------------------------------------------------
@@ -333,7 +382,8 @@ def test_giving_every_card_of_a_bean_or_the_only_one_needs_no_question():
 def test_too_many_ways_to_pick_cards_asks_for_positions_instead_of_a_long_question():
     game = trading(hands={0: "chili blue blue blue blue blue", 1: "chili"})
     assert refused(game, 0, "o bob give 2 blue want chili") == (
-        "Which blue do you give? There are 10 ways; name the cards by position (#3)"
+        "Which blue do you give? There are 10 ways; name the cards by position, e.g. "
+        "offer bob give #1 #2 want 1 chili or offer bob give #1 #3 want 1 chili"
     )
 
 
@@ -518,7 +568,12 @@ def test_a_bidder_withdraws_its_bid_and_bids_are_answered_in_one_step_only_once(
     assert refused(game, 1, "a 1") == "you have bid on offer 1; withdraw your bid to take it back"
     assert refused(game, 0, "w 1; g bob face 1") == (
         "the soy card (face up) is promised in your offer 1; withdraw that first "
-        "(a withdrawal counts from the next step on)"
+        "(a withdrawal counts from the next step on); one step cannot hold this whole line, so "
+        "type its commands in separate lines"
+    )
+    assert refused(trading(), 0, "e; p chili 1") == (
+        "traded and kept cards are planted in step 3; the game is at step 2 (trading); one step "
+        "cannot hold this whole line, so type its commands in separate lines"
     )
 
 
@@ -649,11 +704,12 @@ def alike(action: Action) -> object:
     return action
 
 
-def state_after(players: int, seed: bytes, moves: int) -> State:
+def state_after(players: int, seed: bytes, moves: int, phase: Phase | None = None) -> State:
+    """The state of a random game after `moves` moves (then, with `phase`, once it is in it)."""
     state = None
     for number, move in enumerate(random_moves(players, seed)):
         state = move.after or move.before
-        if number >= moves:
+        if number >= moves and phase in (None, state.phase):
             break
     assert state is not None
     return state
@@ -698,6 +754,127 @@ def test_every_legal_action_and_offer_has_a_command_that_parses_back_to_it(
     for seat in range(players):
         for action in legal_actions(state, seat, view(seat).hand):
             assert_round_trip(action, view(seat))
+
+
+# --- A line joined with ';' does what its commands typed one by one do -----------------------
+
+LOOSE_FORMS = {Accept: "a {offer}", Take: "take {offer}", Reject: "r", Withdraw: "w"}
+
+
+def typed_line(view: PlayerView, action: Action, loose: bool) -> str:
+    """A line a person types for an action: the exact one, or a short one that may ask."""
+    if loose:
+        if isinstance(action, Plant | PlantPending):
+            return "p"
+        if isinstance(action, Harvest):
+            return "h"
+        if type(action) in LOOSE_FORMS:
+            return LOOSE_FORMS[type(action)].format(offer=getattr(action, "offer", ""))
+    return command_for(action, view)
+
+
+@dataclass
+class Person:
+    """Types lines and answers each question with a choice: the `pick`-th the first time a
+    question of that prompt comes, the choice of the same meaning (label) ever after."""
+
+    pick: int
+    chosen: dict[str, str] = field(default_factory=dict)
+
+    def types(self, line: str, view: PlayerView) -> tuple[Action, ...] | str:
+        """The actions a line sends (once its questions are answered), or the error it gets."""
+        try:
+            result = parse_game_command(line, view)
+            while isinstance(result, Question):
+                labels = [choice.label for choice in result.choices]
+                label = self.chosen.setdefault(result.prompt, labels[self.pick % len(labels)])
+                if label not in labels:
+                    return f"no choice {label}"
+                result = parse_game_command(str(labels.index(label) + 1), view, result)
+        except CommandError as error:
+            return f"refused: {error}"
+        assert isinstance(result, Submit), result
+        return result.actions
+
+
+def offers_to(state: State, seat: int, beans: list[Bean], data: st.DataObject) -> State:
+    """The active player offers to `seat` (or each other seat to her) for beans it holds."""
+    active = state.active
+    for maker in (
+        [m for m in range(len(state.players)) if m != seat] if seat == active else [active]
+    ):
+        gives = tuple(state.face_up[: data.draw(st.integers(0, len(state.face_up)))])
+        offer = MakeOffer(
+            to=data.draw(st.sampled_from([seat, None])) if maker == active else active,
+            give_face_up=gives if maker == active else (),
+            want_beans=((data.draw(st.sampled_from(beans)), data.draw(st.integers(1, 2))),),
+        )
+        try:
+            state = apply(state, maker, offer)
+        except RuleError:
+            continue
+    return state
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    players=st.integers(3, 5),
+    number=st.integers(0, 2**32),
+    moves=st.integers(0, 200),
+    data=st.data(),
+)
+def test_a_line_joined_with_semicolons_does_what_its_commands_typed_one_by_one_do(
+    players: int, number: int, moves: int, data: st.DataObject
+):
+    """Each command typed one by one is read once the ones before it are played; joined, the
+    same commands, with the same answers to the same questions, send the same actions in one
+    step, or get the same refusal (naming the command); where one step cannot hold them all
+    (a withdrawal counts from the next step on; trading ends after the step's other moves),
+    the line is refused, or a question is settled by the only way the step allows."""
+    seed = game_seed(number, players)
+    phase = data.draw(st.sampled_from([None, Phase.TRADE]))
+    state = state_after(players, seed, moves, phase)
+    cards = OpenTable(seed)
+    seat = data.draw(st.integers(0, players - 1))
+    held = sorted({bean_of(c) for c in cards.hand(state, seat).values()})
+    if state.phase is Phase.TRADE and held:
+        state = offers_to(state, seat, held, data)
+    view = PlayerView(state, seat, cards.hand(state, seat), NAMES[:players])
+    segments: list[str] = []
+    current = view
+    for _ in range(data.draw(st.integers(2, 4))):
+        source = view if data.draw(st.booleans()) else current  # a stale line may be refused
+        actions = legal_actions(source.state, seat, source.hand)
+        offer = random_offer(source.state, seat, source.hand, Stream(seed, "offer", len(segments)))
+        actions += [offer] if offer is not None else []
+        if not actions:
+            break
+        action = data.draw(st.sampled_from(actions))
+        segments.append(typed_line(source, action, data.draw(st.booleans())))
+        try:
+            current = current.after([action])
+        except RuleError:
+            break
+    if len(segments) < 2:
+        return
+    person = Person(data.draw(st.integers(0, 8)))
+    one_by_one: list[Action] = []
+    refusal = None
+    current = view
+    for segment in segments:
+        done = person.types(segment, current)
+        if isinstance(done, str):  # joined, the refusal names the command it is about
+            refusal = done.replace("refused: ", f"refused: '{segment}': ", 1)
+            break
+        one_by_one += done
+        current = current.after(done)
+    joined = person.types("; ".join(segments), view)
+    try:
+        view.after(one_by_one)
+    except RuleError:  # one step cannot hold them: refused, or narrowed to what it holds
+        assert isinstance(joined, str) or view.after(joined), segments
+        return
+    assert joined == (refusal or tuple(one_by_one)), segments
 
 
 # --- Completion --------------------------------------------------------------------------------

@@ -144,11 +144,10 @@ def test_trading_and_the_end_of_a_turn_are_said_in_lines_that_stand_alone():
     made = game.do(0, offer)
     lines = one_line_each(looks.event(game.state, 0, offer, made.state, NAMES, 1))
     assert len(lines) == 1
-    assert lines[0].startswith("turn 1, ann: offered everyone ")
-    assert lines[0].endswith("as a gift (offer 1)")
+    assert lines[0] == "turn 1, ann: made offer 1 to everyone: gives soy (face 1) as a gift"
     ended = made.do(0, EndTrading())
     lines = one_line_each(looks.event(made.state, 0, EndTrading(), ended.state, NAMES, 1))
-    assert lines[0].startswith("turn 1, ann: ended trading")
+    assert lines[0] == "turn 1, ann: ended trading, keeping soy and garden to plant"
     assert all(line.startswith("turn 1") for line in lines)
 
 

@@ -5,6 +5,7 @@ is printed."""
 from __future__ import annotations
 
 import io
+import re
 
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
@@ -17,6 +18,7 @@ from client.screen import PlayerView
 from client.screen.commands import Submit, parse_game_command
 from client.screen.render import (
     colour_wanted,
+    game_over,
     render_chat,
     render_error,
     render_event,
@@ -48,6 +50,7 @@ from protocol.rules import (
     Phase,
     PlantPending,
     Reject,
+    Result,
     State,
     Take,
     Withdraw,
@@ -242,9 +245,11 @@ def terminal() -> Vt100_Output:
 # --- The log ----------------------------------------------------------------------------------
 
 
-def event(game: Game, seat: int | None, action: Action, me: int = 1) -> tuple[str, Game]:
+def event(
+    game: Game, seat: int | None, action: Action, me: int = 1, names: list[str] = NAMES
+) -> tuple[str, Game]:
     after = game.do(seat, action) if seat is not None else game
-    text = plain(render_event(game.state, seat, action, after.state, NAMES[:4], me))
+    text = plain(render_event(game.state, seat, action, after.state, names[:4], me))
     return text, after
 
 
@@ -264,7 +269,7 @@ def test_log_lines_for_planting_harvesting_and_offers():
         want_beans=((Bean.CHILI, 2),),
     )
     text, game = event(game, 0, offer)
-    assert text == "Ann offered everyone soy (#1), soy (face 1) for 2 chili (offer 1)."
+    assert text == "Ann made offer 1 to everyone: gives soy (#1) and soy (face 1), wants 2 chili."
     text, _ = event(game, 1, Reject(1), me=1)
     assert text == "You rejected offer 1."
     text, _ = event(game, 0, Withdraw(1))
@@ -283,7 +288,7 @@ def test_log_lines_for_an_accepted_offer_and_the_offers_it_made_impossible():
     accept = Accept(1, (game.hand_slot(1, 1),))
     text, _ = event(game, 1, accept, me=2)
     assert text.split("\n") == [
-        "Bob accepted offer 1 from Ann: soy (face 1) for chili.",
+        "Bob gave Ann chili for soy (offer 1).",
         "Offer 2 lapsed: nobody can accept it now.",
     ]
 
@@ -292,16 +297,16 @@ def test_log_lines_for_bids_a_take_and_the_bids_that_lapse():
     game = trading()
     game = game.do(0, MakeOffer(None, give_face_up=(game.state.face_up[0],)))
     text, game = event(game, 1, Accept(1), me=1)
-    assert text == "You bid on offer 1 from Ann: soy (face 1) as a gift. Waiting for Ann to choose."
+    assert text == "You bid on offer 1: would take Ann's soy as a gift. Waiting for Ann to choose."
     text, game = event(game, 2, Accept(1), me=0)
-    assert text == "Cat bid on offer 1 from you: soy (face 1) as a gift."
+    assert text == "Cat bid on offer 1: would take your soy as a gift."
     text, _ = event(game, 0, Take(1, 2), me=1)
     assert text.split("\n") == [
-        "Ann took Cat's bid on offer 1: soy (face 1) as a gift.",
+        "Ann took Cat's bid on offer 1: Cat took Ann's soy as a gift.",
         "Your bid on offer 1 lapsed.",
     ]
     text, _ = event(game, 0, Take(1, 2), me=2)
-    assert text.split("\n")[0] == "Ann took your bid on offer 1: soy (face 1) as a gift."
+    assert text.split("\n")[0] == "Ann took your bid on offer 1: you took Ann's soy as a gift."
     assert event(game, 1, Withdraw(1), me=1)[0] == "You withdrew your bid on offer 1."
     assert event(game, 1, Withdraw(1), me=0)[0] == "Bob withdrew the bid on offer 1."
     assert event(game, 0, Withdraw(1), me=3)[0].split("\n") == [
@@ -309,6 +314,82 @@ def test_log_lines_for_bids_a_take_and_the_bids_that_lapse():
         "Bob's bid on offer 1 lapsed.",
         "Cat's bid on offer 1 lapsed.",
     ]
+
+
+LOWER = ["ann", "bot1", "cat", "dan"]
+
+
+def test_an_offer_says_both_sides_from_the_readers_side_and_names_as_typed():
+    """Bob reads the offers Ann (typed "ann") makes him: what she gives him, what she wants of
+    his; the words once said "offered you nothing for chili" for "wants your chili"."""
+    game = trading()
+    soy = game.state.face_up[0]
+    offers = {
+        MakeOffer(1, give_face_up=(soy,), want_beans=((Bean.CHILI, 1),)): (
+            "ann made offer 1: gives you soy (face 1), wants your chili."
+        ),
+        MakeOffer(1, give_face_up=(soy,)): "ann made offer 1: gives you soy (face 1) as a gift.",
+        MakeOffer(1, want_beans=((Bean.CHILI, 2),)): (
+            "ann made offer 1: asks for your 2 chili, gives nothing."
+        ),
+        MakeOffer(2, want_beans=((Bean.BLUE, 1),)): (
+            "ann made offer 1: asks for cat's blue, gives nothing."
+        ),
+    }
+    for offer, said in offers.items():
+        assert event(game, 0, offer, names=LOWER)[0] == said
+    mine = MakeOffer(2, give_face_up=(soy,), want_beans=((Bean.BLUE, 1),))
+    assert (
+        event(game, 0, mine, me=0)[0] == "You made offer 1: give Cat soy (face 1), want Cat's blue."
+    )
+
+
+def test_a_trade_says_what_each_side_gave_and_got_for_the_reader_and_for_others():
+    game = trading()
+    asks = game.do(0, MakeOffer(1, want_beans=((Bean.CHILI, 1),)))
+    accept = Accept(1, (asks.hand_slot(1, 1),))
+    assert (
+        event(asks, 1, accept, me=1, names=LOWER)[0] == "You gave ann chili for nothing (offer 1)."
+    )
+    assert (
+        event(asks, 1, accept, me=0, names=LOWER)[0] == "bot1 gave you chili for nothing (offer 1)."
+    )
+    gift = game.do(0, MakeOffer(1, give_face_up=(game.state.face_up[0],)))
+    assert (
+        event(gift, 1, Accept(1), me=1, names=LOWER)[0] == "You took ann's soy as a gift (offer 1)."
+    )
+    assert (
+        event(gift, 1, Accept(1), me=2, names=LOWER)[0]
+        == "bot1 took ann's soy as a gift (offer 1)."
+    )
+
+
+def test_ending_trading_says_what_is_kept_in_a_sentence_and_names_keep_their_case():
+    game = trading()
+    you = ["you", "bot1", "bot2", "bot3"]  # bean-client play names the person "you"
+    assert event(game, 0, EndTrading(), me=0, names=you)[0].startswith("You ended trading")
+    assert event(game, 0, EndTrading(), me=1, names=you)[0].startswith("you ended trading")
+    assert (
+        event(game, 0, EndTrading(), me=0)[0]
+        == "You ended trading, keeping soy and chili to plant."
+    )
+    assert (
+        event(game, 0, EndTrading(), names=LOWER)[0]
+        == "ann ended trading, keeping soy and chili to plant."
+    )
+
+
+def test_the_end_of_a_game_is_one_line_that_explains_a_tie_on_coins():
+    view = PlayerView(trading().state, 1, {}, LOWER)
+    won = Result(scores=(2, 2, 1, 0), hand_counts=(1, 0, 2, 0), winners=(0,))
+    assert game_over(view, won) == (
+        "Game over: ann won with 2 coins and more cards left in hand than you. "
+        "Coins: ann 2, you 2, cat 1, dan 0."
+    )
+    shared = Result(scores=(2, 2, 1, 0), hand_counts=(1, 1, 2, 0), winners=(0, 1))
+    assert game_over(view, shared) == (
+        "Game over: ann and you share the win with 2 coins each. Coins: ann 2, you 2, cat 1, dan 0."
+    )
 
 
 def test_the_maker_sees_its_takers_and_a_bidder_whom_it_waits_for():
@@ -363,8 +444,8 @@ def test_log_lines_for_the_end_of_the_game():
     text = plain(
         render_event(previous.before, previous.seat, previous.action, previous.after, NAMES[:4], 0)
     )
-    assert "Game over. Coins: you " in text
-    assert text.rstrip(".").endswith((" won", " share the win"))
+    assert text.count("Game over") == 1
+    assert re.search(r"Game over: .* (won|share the win) with \d+ coins", text.replace("\n", " "))
 
 
 def test_a_refusal_names_the_player_and_gives_the_rules_sentence():

@@ -127,16 +127,18 @@ def assert_played_by_typing(terminal: PipeTerminal, typists: list[Typist]) -> No
     """Every kind of exchange happened, the screen said so, and each game ended agreed."""
     seen = goals_seen(typists)
     assert seen == GOALS, (sorted(GOALS - seen), [typist.typed for typist in typists])
-    assert terminal.saw(r"^Bot\d accepted offer \d+ from you: [^.]* for [^.]*\.")
-    assert terminal.saw(r"^Bot\d accepted offer \d+ from you: [^.]* as a gift\.")
-    assert terminal.saw(r"^You accepted offer \d+ from bot\d: ")
+    assert terminal.saw(r"^bot\d gave you [^.]* for [^.]* \(offer \d+\)\.")
+    assert terminal.saw(r"^bot\d took your [^.]* as a gift \(offer \d+\)\.")
+    assert terminal.saw(
+        r"^You (gave bot\d [^.]* for|took bot\d's [^.]* as a gift) [^.]*\(offer \d+\)\."
+    )
     offer, second = next(typist.took for typist in typists if typist.took)
     assert terminal.saw(
-        rf"^Bot\d and bot\d take offer {offer}: take {offer} bot\d or take {offer} {second}; "
+        rf"^bot\d and bot\d take offer {offer}: take {offer} bot\d or take {offer} {second}; "
         rf"withdraw {offer} lets them lapse\.$"
     )
     assert terminal.saw(rf"^You took {second}'s bid on offer {offer}: ")
-    assert terminal.saw(r"^Bot\d took bot\d's bid on offer (\d+): .* Your bid on offer \1 lapsed\.")
+    assert terminal.saw(r"^bot\d took bot\d's bid on offer (\d+): .* Your bid on offer \1 lapsed\.")
     assert terminal.saw(r"^You harvested field \d")
     assert terminal.saw(r"^You planted \w+ in field \d")
     assert terminal.saw(r"Type a number, or another command\.$")
@@ -148,7 +150,11 @@ def goals_seen(typists: list[Typist]) -> set[str]:
 
 
 def assert_ended_agreed(terminal: PipeTerminal) -> None:
-    assert terminal.saw(r"(?i)^Game over\..* every player's machine agrees; the audit passed\.$")
+    """Each game ended with one "Game over" line, and every machine agreed on it."""
+    agreed = [t for t in terminal.said() if t == "Every player's machine agrees; the audit passed."]
+    over = [t for t in terminal.said() if re.search(r"Game over: .* Coins: ", t)]
+    assert agreed and len(over) == len(agreed), (over, agreed)
+    assert sum(t.count("Game over") for t in terminal.said()) == len(agreed)
     assert not terminal.saw("Traceback")
 
 
@@ -575,7 +581,7 @@ async def test_the_toolbar_follows_the_deal_and_the_others_moves_with_no_key_pre
     await drawn.when_drawn(r"Waiting: bob: plant a second card or stop$")
     terminal = screen.terminal
     assert isinstance(terminal, PipeTerminal)
-    assert terminal.saw(r"^Bob planted blue in field 1 \(blue 1\)\.$")
+    assert terminal.saw(r"^bob planted blue in field 1 \(blue 1\)\.$")  # the name as typed
     game.end(screen)
     await within(playing)
     assert not terminal.saw("Traceback")

@@ -169,7 +169,10 @@ async def test_two_people_and_a_bot_play_and_one_killed_comes_back_with_resume(
             person.stop(reactor)
         await lobby.stop()
     assert_ended_agreed(terminal)
-    assert any(re.match(r"^Game over\..*the audit passed\.$", line) for line in people[1].lines)
+    assert any(
+        re.match(r"^Every player's machine agrees; the audit passed\.$", line)
+        for line in people[1].lines
+    )
     # The story at the end is the same for both: the resumed seat's begins with the steps
     # its game file replayed.
     stories = [

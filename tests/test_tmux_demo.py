@@ -40,7 +40,8 @@ def test_a_person_plays_a_few_turns_in_tmux(tmp_path: Path) -> None:
     assert re.fullmatch(toolbar, lines[-2]), screen
     assert lines[-1] == "Waiting: you: plant the front card", screen
     assert any(
-        re.match(r"Bot\d (planted|offered|accepted|rejected|ended|drew)", line) for line in lines
+        re.match(r"bot\d (planted|made offer|gave|took|rejected|ended|drew)", line)
+        for line in lines
     )
     assert any(re.fullmatch(r"Your turn \d+\.", line) for line in lines), screen
     assert any(line.startswith("You may:") for line in lines), screen  # shown at the start

@@ -6,8 +6,10 @@ already checked: they are applied in order to the current state with `protocol.r
 (a dry run), so a line that would break a rule raises `CommandError` with the rule's own
 sentence, and nothing invalid is ever sent. Where a line leaves a real choice open (which of
 several matching cards to give), the result is a `Question` whose choices each resolve to
-actions; nothing is ever picked on the player's behalf. Several actions may be joined with `;`
-into one lockstep step (`h 2; p 2`).
+actions; nothing is ever picked on the player's behalf. Several commands may be joined with `;`
+into one lockstep step (`h 2; p 2`): each is read against the table as the ones before it leave
+it, as if typed one by one with each already played, and a choice one of them leaves open is
+asked about before the rest of the line is read.
 
 Lobby mode has its own commands (client.screen.lobby_commands) built from the same parts.
 
@@ -102,23 +104,29 @@ class Choice:
     label: str  # what the choice means: "#2 soy and #5 soy"
     command: str  # the line that makes this choice directly
     actions: tuple[Action, ...]
+    typed: tuple[str, ...] = ()  # the commands of the line up to and including this choice
 
 
 @dataclass(frozen=True)
 class Question:
-    """A line that left a choice open: answer with a choice's number."""
+    """A line that left a choice open: answer with a choice's number. `rest`: the commands of
+    the line after the one that asked, read once the choice is made."""
 
     prompt: str
     choices: tuple[Choice, ...]
+    rest: tuple[str, ...] = ()
 
-    def choose(self, answer: str, view: PlayerView) -> Submit:
-        """The chosen actions, checked again against the state as it is now."""
+    def choose(self, answer: str, view: PlayerView) -> GameCommand:
+        """The chosen actions, checked again against the state as it is now, and then the rest
+        of the line (which may ask again)."""
         text = answer.strip().lstrip("#")
         if not text.isdigit() or not 1 <= int(text) <= len(self.choices):
             raise CommandError(f"answer with a number from 1 to {len(self.choices)}")
-        actions = self.choices[int(text) - 1].actions
-        _dry_run(view, actions)
-        return Submit(actions)
+        choice = self.choices[int(text) - 1]
+        current = _dry_run(view, choice.actions)
+        if not self.rest:
+            return Submit(choice.actions)
+        return _read_line(list(self.rest), view, current, list(choice.actions), choice.typed)
 
 
 GameCommand = Submit | ShowView | Say | LeaveGame | Question
@@ -176,8 +184,9 @@ def command_of(text: str, commands: Sequence[Command[HandlerT]]) -> tuple[Comman
 
 @dataclass(frozen=True)
 class _Ask:
-    """A handler's open choice: options of (label, actions); `narrow` says how to name one.
-    With `confirm`, even a single option is asked about (a harvest sells a whole field)."""
+    """A handler's open choice: options of (label, actions); `narrow` says how to name one
+    (the lines that make the first options follow it as examples). With `confirm`, even a
+    single option is asked about (a harvest sells a whole field)."""
 
     prompt: str
     options: list[tuple[str, list[Action]]]
@@ -207,22 +216,42 @@ def parse_game_command(
         assert not isinstance(result, list | _Ask)
         return result
     segments = [s.strip() for s in text.split(";") if s.strip()]
-    actions: list[Action] = []
-    current = view
-    for number, segment in enumerate(segments, 1):
+    return _read_line(segments, view, view, [], ())
+
+
+def _read_line(
+    segments: list[str],
+    start: PlayerView,
+    current: PlayerView,
+    before: list[Action],
+    typed: tuple[str, ...],
+) -> GameCommand:
+    """The commands of a line, each read against `current`: the view once the ones before it
+    (`typed`, whose actions are `before`) are played, as typing them one by one would see it.
+    Together they are checked from `start`, in the order one step applies them."""
+    actions = list(before)
+    joined = len(typed) + len(segments) > 1
+    for number, segment in enumerate(segments):
         command, rest = command_of(segment, GAME_COMMANDS)
         if not command.joinable:
             raise CommandError(f"'{command.name}' cannot be joined with ';'; only game actions can")
-        planned = command.handler(rest, current)
+        try:
+            planned = command.handler(rest, current)
+            if isinstance(planned, _Ask):
+                allowed = _allowed(planned, actions, current, start)
+            else:
+                after = _dry_run(current, planned)
+        except _NotOneStep:
+            raise
+        except CommandError as error:  # in a line of several, say which command it was
+            raise CommandError(f"'{segment}': {error}" if joined else str(error)) from None
         if isinstance(planned, _Ask):
-            if number < len(segments):
-                raise CommandError(f"'{segment}' leaves a choice open; {planned.narrow}")
-            return _settle(planned, actions, segments[: number - 1], current, view)
-        assert isinstance(planned, list)
-        current = _dry_run(current, planned)
+            done = (*typed, *segments[:number])
+            rest_of_line = segments[number + 1 :]
+            return _settle(planned, allowed, actions, done, rest_of_line, current, start)
+        current = after
         actions += planned
-    if len(segments) > 1:
-        _dry_run(view, actions)  # together, in the order the step applies them
+    _in_one_step(start, actions)
     return Submit(tuple(actions))
 
 
@@ -231,6 +260,22 @@ def _dry_run(view: PlayerView, actions: Sequence[Action]) -> PlayerView:
         return view.after(actions)
     except RuleError as error:
         raise CommandError(view.readable(error)) from None
+
+
+class _NotOneStep(CommandError):
+    """A line whose commands are each allowed, but not all in one step."""
+
+
+def _in_one_step(start: PlayerView, actions: Sequence[Action]) -> None:
+    """Check a line's actions, each allowed once those before it are played, together, in the
+    order one step applies them; refused, the person is told to send them apart."""
+    try:
+        start.after(actions)
+    except RuleError as error:
+        raise _NotOneStep(
+            f"{start.readable(error)}; one step cannot hold this whole line, so type its "
+            "commands in separate lines"
+        ) from None
 
 
 def _refusal(view: PlayerView, action: Action) -> CommandError:
@@ -242,36 +287,53 @@ def _refusal(view: PlayerView, action: Action) -> CommandError:
     raise AssertionError(f"{action} was expected to break a rule")
 
 
-def _settle(
-    ask: _Ask, before: list[Action], typed: list[str], current: PlayerView, start: PlayerView
-) -> GameCommand:
-    """Keep the options the rules allow: none is an error, one is done, several are asked.
-    `before` are the actions of the `typed` segments ahead of the question, which `current`
-    shows done; each option is checked with them from `start`, as the step will apply it."""
+def _allowed(
+    ask: _Ask, before: list[Action], current: PlayerView, start: PlayerView
+) -> list[tuple[str, list[Action]]]:
+    """The options the rules allow, or the first one's refusal. `before` are the actions of
+    the commands ahead of the question, which `current` shows done; each option is checked
+    with them from `start`, as the step will apply it."""
     allowed: list[tuple[str, list[Action]]] = []
     first_error: CommandError | None = None
     for label, actions in ask.options:
         try:
             _dry_run(current, actions)
-            _dry_run(start, before + actions)
+            _in_one_step(start, before + actions)
         except CommandError as error:
             first_error = first_error or error
             continue
         allowed.append((label, actions))
     if not allowed:
         raise first_error or CommandError(ask.narrow)
+    return allowed
+
+
+def _settle(
+    ask: _Ask,
+    allowed: list[tuple[str, list[Action]]],
+    before: list[Action],
+    typed: tuple[str, ...],
+    rest: list[str],
+    current: PlayerView,
+    start: PlayerView,
+) -> GameCommand:
+    """One allowed option is done (and the `rest` of the line read after it), several are
+    asked; `before` are the actions of the `typed` commands ahead of the question."""
+    own = ["; ".join(command_for(a, current) for a in actions) for _, actions in allowed]
     if len(allowed) == 1 and not ask.confirm:
-        return Submit(tuple(before + allowed[0][1]))
+        actions = allowed[0][1]
+        return _read_line(rest, start, current.after(actions), before + actions, (*typed, own[0]))
     if len(allowed) > MAX_CHOICES:
-        raise CommandError(f"{ask.prompt} There are {len(allowed)} ways; {ask.narrow}")
-    prefix = "; ".join(typed)
-    choices = []
-    for label, actions in allowed:
-        own = "; ".join(command_for(a, current) for a in actions)
-        choices.append(
-            Choice(label, f"{prefix}; {own}" if prefix else own, tuple(before + actions))
+        examples = join_words(own[:2], "or")
+        raise CommandError(
+            f"{ask.prompt} There are {len(allowed)} ways; {ask.narrow}, e.g. {examples}"
         )
-    return Question(ask.prompt, tuple(choices))
+    choices = []
+    for (label, actions), line in zip(allowed, own, strict=True):
+        made = (*typed, line)
+        command = "; ".join((*made, *rest))
+        choices.append(Choice(label, command, tuple(before + actions), made))
+    return Question(ask.prompt, tuple(choices), tuple(rest))
 
 
 # --- Words -----------------------------------------------------------------------------------
@@ -414,7 +476,7 @@ def _where_to_plant(view: PlayerView) -> Plan:
     options: list[tuple[str, list[Action]]] = [
         (f"field {a.field + 1} ({field_words(view.me.fields[a.field])})", [a]) for a in fits
     ]
-    return _Ask(f"Plant your {bean_of(front)} in which field?", options, "say which field: plant 1")
+    return _Ask(f"Plant your {bean_of(front)} in which field?", options, "say which field")
 
 
 @dataclass
@@ -505,7 +567,7 @@ def _ask_pending_card(view: PlayerView, before: list[Action]) -> _Ask:
                 options.append((label, [*before, action]))
     if not options:
         raise _refusal(view, PlantPending(view.me.pending[0], 0))
-    return _Ask("Plant which card, and where?", options, f"say which: {_pending_example(view)}")
+    return _Ask("Plant which card, and where?", options, "say which card and field")
 
 
 def _ask_pending_field(group: _PendingGroup, view: PlayerView, before: list[Action]) -> _Ask:
@@ -534,7 +596,7 @@ def _ask_pending_field(group: _PendingGroup, view: PlayerView, before: list[Acti
         if len(planted) == group.count:
             label = f"field {index + 1} ({field_words(view.me.fields[index])})"
             options.append((label, before + planted))
-    return _Ask(f"Plant the {bean} in which field?", options, f"say which field: plant {bean} 1")
+    return _Ask(f"Plant the {bean} in which field?", options, "say which field")
 
 
 # --- Game mode: harvests, the third field, the end of a step ----------------------------------
@@ -553,7 +615,7 @@ def _harvest(rest: str, view: PlayerView) -> Plan:
     if not options:
         refusals = [str(_refusal(view, Harvest(i))) for i in range(len(view.me.fields))]
         raise CommandError("; ".join(refusals))
-    return _Ask("Harvest which field?", options, "say which field: harvest 1", confirm=True)
+    return _Ask("Harvest which field?", options, "say which field", confirm=True)
 
 
 def _coins_words(view: PlayerView, index: int) -> str:
@@ -616,7 +678,7 @@ class _Terms:
             )
             options.append((_hand_words(view, [slot for slot, _ in extra]), [offer]))
         beans = join_words([str(bean) for bean, _ in self.give_beans])
-        return _Ask(f"Which {beans} do you give?", options, "name the cards by position (#3)")
+        return _Ask(f"Which {beans} do you give?", options, "name the cards by position")
 
 
 def _hand_words(view: PlayerView, slots: Iterable[Slot]) -> str:
@@ -851,7 +913,11 @@ def _accept(rest: str, view: PlayerView) -> Plan:
             fitting.append(choice)
     if not fitting:
         if number is None:
-            raise CommandError("no offer open to you can be met with those cards")
+            open_ids = dict.fromkeys(choice.offer for choice in choices)
+            asks = [_asks_words(_open_offer(view, n)) for n in open_ids]
+            raise CommandError(
+                f"no offer open to you can be met with those cards; {join_words(asks)}"
+            )
         raise _refusal(view, Accept(number, tuple(_hand_card(view, p) for p in sorted(positions))))
     options: list[tuple[str, list[Action]]] = []
     for choice in fitting:
@@ -866,7 +932,13 @@ def _accept(rest: str, view: PlayerView) -> Plan:
         prompt = f"Offer {offer.id} asks for {asked}; which of your cards do you give?"
     else:
         prompt = "Accept which offer?"
-    return _Ask(prompt, options, "say which offer and cards: accept 7 #2")
+    return _Ask(prompt, options, "say which offer and cards")
+
+
+def _asks_words(offer: Offer) -> str:
+    """What an offer asks of the one who accepts it: "offer 7 asks for 1 chili"."""
+    asked = join_words([f"{n} {bean}" for bean, n in offer.want_beans])
+    return f"offer {offer.id} asks for {asked or 'nothing of your hand'}"
 
 
 def _accept_cards(words: list[str]) -> tuple[set[int], dict[Bean, int]]:
@@ -901,9 +973,8 @@ def _no_way_to_accept(view: PlayerView, number: int | None) -> CommandError:
     if offer is None or view.seat not in accepters(view.state, offer):
         return _refusal(view, Accept(number))
     held = [card for _, _, card in view.my_cards() if card is not None]
-    asked = join_words([f"{n} {bean}" for bean, n in offer.want_beans])
     have = join_words([f"{sum(bean_of(c) is b for c in held)} {b}" for b, _ in offer.want_beans])
-    return CommandError(f"offer {number} asks for {asked}; you hold {have}")
+    return CommandError(f"{_asks_words(offer)}; you hold {have}")
 
 
 def _answer(kind: type[Reject] | type[Withdraw], verb: str, nothing: str) -> GameHandler:
@@ -926,7 +997,7 @@ def _answer(kind: type[Reject] | type[Withdraw], verb: str, nothing: str) -> Gam
         options: list[tuple[str, list[Action]]] = [
             (f"offer {number}", [kind(number)]) for number in open_ids
         ]
-        return _Ask(f"{verb.capitalize()} which offer?", options, f"say which: {verb} 7")
+        return _Ask(f"{verb.capitalize()} which offer?", options, "say which offer")
 
     return handle
 
@@ -961,7 +1032,7 @@ def _take(rest: str, view: PlayerView) -> Plan:
     if not choices:
         raise CommandError(f"nobody has taken offer {number} yet")
     options: list[tuple[str, list[Action]]] = [(view.names[a.bidder], [a]) for a in choices]
-    return _Ask(f"Take whose bid on offer {number}?", options, f"say whose: take {number} bob")
+    return _Ask(f"Take whose bid on offer {number}?", options, "say whose bid")
 
 
 # --- Game mode: everything else --------------------------------------------------------------

@@ -56,6 +56,7 @@ from protocol.rules import (
     Plant,
     PlantPending,
     Reject,
+    Result,
     RevealFaceUp,
     State,
     Take,
@@ -245,6 +246,16 @@ def _capital(text: str) -> str:
     return text[:1].upper() + text[1:]
 
 
+def _opening(view: PlayerView, text: str) -> str:
+    """A sentence's first words: capitalised, unless they are another player's name, which
+    keeps the case it was typed in ("bot1 planted ...", "You planted ..."; the reader is
+    "you" whatever their name)."""
+    others = [name for seat, name in enumerate(view.names) if seat != view.seat and name]
+    if any(re.match(rf"{re.escape(name)}(?!\w)", text) for name in others):
+        return text
+    return _capital(text)
+
+
 def _coins(count: int) -> str:
     return f"{count} coin" + ("" if count == 1 else "s")
 
@@ -378,7 +389,7 @@ def _offer_cells(view: PlayerView, offer: Offer) -> list[Cell]:
     """ "7 Ann to everyone: gives soy (#2), chili (face 1); wants 2 blue   open to you"."""
     state = view.state
     cells: list[Cell] = [[("class:offer", f"{offer.id:>3}")]]
-    cells += _words(f"{_capital(view.who(offer.maker))} to {view.who(offer.to)}:")
+    cells += _words(f"{_opening(view, view.who(offer.maker))} to {view.who(offer.to)}:")
     gives = _offer_gives(view, offer)
     wants = _offer_wants(view, offer)
     cells += [[("", "gives")], *gives] if gives else [[("", "gives nothing")]]
@@ -597,7 +608,7 @@ def render_toolbar(view: PlayerView, width: int = WIDTH) -> FormattedText:
     ]
     status: Cell = [("class:title", f"Turn {state.turn} · "), ("class:active", turn), *rest]
     if state.result is not None:
-        winners = _capital(join_words([view.who(s) for s in state.result.winners]))
+        winners = _opening(view, join_words([view.who(s) for s in state.result.winners]))
         won = " won."
         if get_cwidth(winners) + len(won) > width:  # a tie of long names
             winners = _clip(winners, width - len(won)).rstrip()
@@ -631,7 +642,7 @@ def render_takers(view: PlayerView, offer_id: int, width: int = WIDTH) -> Format
     """For the maker of an offer to everyone: who takes it and the line that takes each one
     ("Bob and cy take offer 7: take 7 bob or take 7 cy; withdraw 7 lets them lapse.")."""
     bids = bids_on(view.state, offer_id)
-    names = _capital(join_words([view.who(bid.bidder) for bid in bids]))
+    names = _opening(view, join_words([view.who(bid.bidder) for bid in bids]))
     verb = "takes" if len(bids) == 1 else "take"
     commands = join_words([command_for(Take(offer_id, bid.bidder), view) for bid in bids], "or")
     lapse = "it lapse" if len(bids) == 1 else "them lapse"
@@ -758,7 +769,8 @@ def _action_sentence(view: PlayerView, seat: int | None, action: Action, after: 
     phrase = action_phrase(view, seat, action, after)
     if not phrase:
         return ""
-    return f"{_capital(view.who(seat))} {phrase}." if seat is not None else f"{_capital(phrase)}."
+    subject = view.who(seat) if seat is not None else ""
+    return _opening(view, f"{subject} {phrase}." if subject else f"{phrase}.")
 
 
 def action_phrase(view: PlayerView, seat: int | None, action: Action, after: State) -> str:
@@ -784,20 +796,22 @@ def action_phrase(view: PlayerView, seat: int | None, action: Action, after: Sta
         return "bought a third field"
     if isinstance(action, MakeOffer):
         made = next(o for o in after.offers if o.id == before.next_offer_id)
-        terms = offer_terms(view._replace(state=after), made)
-        return f"offered {view.who(made.to)} {terms} (offer {made.id})"
+        to = " to everyone" if made.to is None else ""
+        return f"made offer {made.id}{to}: {offer_terms(view._replace(state=after), made)}"
     if isinstance(action, Accept):
         offer = next(o for o in before.offers if o.id == action.offer)
-        terms = offer_terms(view, offer)
-        maker = view.who(offer.maker)
+        given = [card for _, card in action.give_hand]
         if offer.to is not None:
-            return f"accepted offer {offer.id} from {maker}: {terms}"
-        waiting = f". Waiting for {maker} to choose" if seat == view.seat else ""
-        return f"bid on offer {offer.id} from {maker}: {terms}{waiting}"
+            return f"{_trade(view, offer, given)} (offer {offer.id})"
+        waiting = f". Waiting for {view.who(offer.maker)} to choose" if seat == view.seat else ""
+        return f"bid on offer {offer.id}: would {_trade(view, offer, given, bid=True)}{waiting}"
     if isinstance(action, Take):
         offer = next(o for o in before.offers if o.id == action.offer)
-        terms = offer_terms(view, offer)
-        return f"took {_whose(view, action.bidder)} bid on offer {offer.id}: {terms}"
+        bid = next(b for b in bids_on(before, offer.id) if b.bidder == action.bidder)
+        hand = {h.slot: h.card for h in before.players[action.bidder].hand}
+        given = [card for card in (hand[slot] for slot in bid.give_hand) if card is not None]
+        trade = f"{view.who(action.bidder)} {_trade(view, offer, given)}"
+        return f"took {_whose(view, action.bidder)} bid on offer {offer.id}: {trade}"
     if isinstance(action, Reject):
         return f"rejected offer {action.offer}"
     if isinstance(action, Withdraw):
@@ -806,21 +820,50 @@ def action_phrase(view: PlayerView, seat: int | None, action: Action, after: Sta
             return f"withdrew {'your' if seat == view.seat else 'the'} bid on offer {offer.id}"
         return f"withdrew offer {action.offer}"
     if isinstance(action, EndTrading):
-        kept = (
-            f"; keeps {bean_list(map(bean_of, before.face_up))} to plant" if before.face_up else ""
-        )
+        kept = join_words(bean_list(map(bean_of, before.face_up)).split(", "))
+        kept = f", keeping {kept} to plant" if kept else ""
         return f"ended trading{kept}"
     return ""
 
 
 def offer_terms(view: PlayerView, offer: Offer) -> str:
-    """ "soy (#2), chili (face 1) for 2 blue", or "... as a gift"."""
-    gives = (
-        " ".join(to_plain_text(FormattedText(cell)) for cell in _offer_gives(view, offer))
-        or "nothing"
+    """An offer's two sides from the reader's side, its maker doing the verbs: "gives you
+    green, wants your stink", "gives you green as a gift", "asks for your stink, gives
+    nothing" (the reader's own: "give bot1 green, want bot1's stink")."""
+    mine = offer.maker == view.seat
+    give, want, ask = ("give", "want", "ask") if mine else ("gives", "wants", "asks")
+    gives, wants = (
+        _listed_words(_offer_gives(view, offer)),
+        _listed_words(_offer_wants(view, offer)),
     )
-    wants = " ".join(to_plain_text(FormattedText(cell)) for cell in _offer_wants(view, offer))
-    return f"{gives} for {wants}" if wants else f"{gives} as a gift"
+    from_hand = offer.to is not None and not set(offer.want_cards) & set(view.state.face_up)
+    whose = f"{_whose(view, offer.to)} " if from_hand and offer.to is not None else ""
+    to = f" {view.who(offer.to)}" if offer.to is not None else ""
+    if gives and wants:
+        return f"{give}{to} {gives}, {want} {whose}{wants}"
+    if gives:
+        return f"{give}{to} {gives} as a gift"
+    asked = "" if whose or offer.to is None else to  # "asks bot1 for wax (face 2)"
+    return f"{ask}{asked} for {whose}{wants}, {give} nothing"
+
+
+def _listed_words(cells: list[Cell]) -> str:
+    """Listed cells as words: "soy (#1) and chili (face 1)"."""
+    return join_words([to_plain_text(FormattedText(cell)).rstrip(",") for cell in cells])
+
+
+def _trade(view: PlayerView, offer: Offer, given: Sequence[Card], bid: bool = False) -> str:
+    """A trade of an offer, said after the player who answered it (who gave `given` and the
+    cards the offer wants by name): "gave bot1 stink for green", "took bot1's green as a
+    gift", "gave bot1 wax for nothing"; a bid says "give" and "take" ("would give ...")."""
+    hand = {h.slot: h.card for h in view.state.players[offer.maker].hand}
+    gets = [card for card in (hand.get(slot) for slot in offer.give_hand) if card is not None]
+    got = bean_list(map(bean_of, [*gets, *offer.give_face_up]))
+    gave = bean_list(map(bean_of, [*given, *offer.want_cards]))
+    give, take = ("give", "take") if bid else ("gave", "took")
+    if not gave:
+        return f"{take} {_whose(view, offer.maker)} {got} as a gift"
+    return f"{give} {view.who(offer.maker)} {gave} for {got or 'nothing'}"
 
 
 def _whose(view: PlayerView, seat: int) -> str:
@@ -841,7 +884,9 @@ def consequences(view: PlayerView, seat: int | None, action: Action, after: Stat
         done.add((action.offer, seat))
     for bid in before.bids:
         if bid not in after.bids and (bid.offer, bid.bidder) not in done:
-            said.append(f"{_capital(_whose(view, bid.bidder))} bid on offer {bid.offer} lapsed.")
+            said.append(
+                _opening(view, f"{_whose(view, bid.bidder)} bid on offer {bid.offer} lapsed.")
+            )
     if after.exhaustions > before.exhaustions:
         end = after.setup.exhaustions_to_end
         reshuffled = (
@@ -851,15 +896,31 @@ def consequences(view: PlayerView, seat: int | None, action: Action, after: Stat
     if after.turn != before.turn:
         drawn = len(after.players[before.active].hand) - len(before.players[before.active].hand)
         said.append(
-            f"{_capital(view.who(before.active))} drew {drawn} cards. "
-            f"Turn {after.turn}: {view.who(after.active)} to play."
+            _opening(view, f"{view.who(before.active)} drew {drawn} cards. ")
+            + f"Turn {after.turn}: {view.who(after.active)} to play."
         )
     if after.result is not None and before.result is None:
-        scores = ", ".join(f"{view.who(s)} {n}" for s, n in enumerate(after.result.scores))
-        winners = join_words([view.who(s) for s in after.result.winners])
-        shared = " share the win" if len(after.result.winners) > 1 else " won"
-        said.append(f"Game over. Coins: {scores}. {_capital(winners)}{shared}.")
+        said.append(game_over(view, after.result))
     return said
+
+
+def game_over(view: PlayerView, result: Result) -> str:
+    """The one line that says how a game ended: who won, why a tie on coins went their way,
+    and everyone's coins, best first ("Game over: you won with 20 coins and more cards left in
+    hand than bot2. Coins: you 20, bot2 20, bot1 15.")."""
+    scores, winners = result.scores, result.winners
+    ranking = sorted(range(len(scores)), key=lambda s: (-scores[s], -result.hand_counts[s]))
+    best = scores[winners[0]]
+    names = join_words([view.who(s) for s in winners])
+    if len(winners) > 1:
+        head = f"{names} share the win with {_coins(best)} each"
+    else:
+        head = f"{names} won with {_coins(best)}"
+    tied = [view.who(s) for s in ranking if scores[s] == best and s not in winners]
+    if tied:
+        head += f" and more cards left in hand than {join_words(tied)}"
+    coins = ", ".join(f"{view.who(s)} {scores[s]}" for s in ranking)
+    return f"Game over: {head}. Coins: {coins}."
 
 
 _VERBS: dict[type, str] = {
@@ -885,8 +946,8 @@ def render_refusal(
         verb = f"take a bid on offer {action.offer}"
     else:
         verb = _VERBS.get(type(action), "do that")
-    who = _capital(view.who(refusal.seat))
-    text = f"{who} could not {verb}: {view.readable(refusal.reason)}."
+    who = view.who(refusal.seat)
+    text = _opening(view, f"{who} could not {verb}: {view.readable(refusal.reason)}.")
     return _lines(_paragraph(text, width, "class:error"))
 
 

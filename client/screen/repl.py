@@ -475,10 +475,7 @@ def describe_outcome(game: PeerGame, outcome: Outcome) -> str:
         )
     if outcome.final is None:
         return "You left the game."
-    final = outcome.final
-    ranking = sorted(zip(final.result.scores, names, strict=True), reverse=True)
-    scores = ", ".join(f"{name} {score}" for score, name in ranking)
-    winners = " and ".join(names[s] for s in final.result.winners)
+    final = outcome.final  # the last step's events said "Game over: ..." with the coins
     agreed = (
         "Every player's machine agrees"
         if final.agreed
@@ -490,7 +487,7 @@ def describe_outcome(game: PeerGame, outcome: Outcome) -> str:
         if final.audit_passed
         else "the audit FAILED: " + "; ".join(final.audit_findings)
     )
-    return f"Game over. {winners} won. Final scores: {scores}. {agreed}; {audit}."
+    return f"{agreed}; {audit}."
 
 
 class GameScreen:
