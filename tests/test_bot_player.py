@@ -52,9 +52,10 @@ class RecordingGame:
 
 
 def waiting_for_an_answer(strategy: Strategy) -> RecordingGame:
-    """Seat 0 is trading and has offered away a face-up card it cannot use; nobody answers."""
+    """Seat 0 is trading and has made offers (a face-up card it cannot use, beans it wants
+    from the others' hands); nobody answers."""
     game = table(
-        hands={0: "chili blue"},
+        hands={0: "chili blue", 1: "soy", 2: "stink", 3: "green"},
         fields={0: ["blue blue", "chili chili"]},
         deck="garden blue",
     )
