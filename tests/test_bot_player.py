@@ -12,7 +12,7 @@ import pytest
 from twisted.internet.task import Clock
 
 from client.bots import GreedyBot, PlannerBot, Strategy
-from client.bots.player import A_MOMENT, PATIENT_SECONDS, BotPlayer
+from client.bots.player import A_MOMENT, BotPlayer
 from protocol.cards import Card
 from protocol.rules import (
     Action,
@@ -24,6 +24,7 @@ from protocol.rules import (
     State,
     accepters,
     apply,
+    waiting_for,
 )
 from tests.rules_helpers import table
 
@@ -52,9 +53,10 @@ class RecordingGame:
 
 
 def waiting_for_an_answer(strategy: Strategy) -> RecordingGame:
-    """Seat 0 is trading and has offered away a face-up card it cannot use; nobody answers."""
+    """Seat 0 is trading and has made offers (a face-up card it cannot use, beans it wants
+    from the others' hands); nobody answers."""
     game = table(
-        hands={0: "chili blue"},
+        hands={0: "chili blue", 1: "soy", 2: "stink", 3: "green"},
         fields={0: ["blue blue", "chili chili"]},
         deck="garden blue",
     )
@@ -68,15 +70,19 @@ def waiting_for_an_answer(strategy: Strategy) -> RecordingGame:
 
 
 @pytest.mark.parametrize("strategy", [GreedyBot, PlannerBot])
-def test_a_bot_waits_a_patient_while_for_answers_then_ends_trading(strategy):
+def test_a_bot_waits_ten_seconds_at_most_for_a_persons_answer_then_its_offers_lapse(strategy):
+    """No peer says that its person is typing: a person who does not answer within 10 s is
+    not holding the table up, and the offers lapse when the bot ends trading."""
     clock = Clock()
     bot = BotPlayer(clock, strategy())
     game = waiting_for_an_answer(bot.strategy)
     bot.may_act(game)
-    clock.pump([1.0] * int(PATIENT_SECONDS - 1))  # asked again every second, still waiting
+    clock.pump([1.0] * 9)  # asked again every second, still waiting
     assert game.submitted == []
-    clock.pump([1.0] * 3)
+    clock.advance(1.0)
     assert game.submitted == [[EndTrading()]]
+    after = apply(game.view.rules, 0, EndTrading())
+    assert after.offers == () and not any("answer" in what for _, what in waiting_for(after))
 
 
 def test_with_nothing_more_to_trade_an_active_bot_gives_the_others_a_moment():

@@ -3,13 +3,12 @@ what it plants, harvests, buys, offers and accepts, and the odds and values it j
 
 from __future__ import annotations
 
-from collections import Counter
 from dataclasses import replace
 
 from hypothesis import given
 from hypothesis import strategies as st
 
-from client.bots import PlannerBot, play_local_game
+from client.bots import PlannerBot
 from client.bots.farm import (
     BEAN_INDEX,
     EMPTY,
@@ -199,26 +198,3 @@ def test_among_takers_the_planner_takes_the_bid_that_helps_its_rival_least():
         game = game.do(bidder, Accept(1, give_hand=(game.hand_slot(bidder, 1),)))
     game = game.do(3, Reject(1))
     assert PlannerBot().decide(game.state, 0, game.hand(0)) == [Take(1, 2)]
-
-
-class _CountingOffers(PlannerBot):
-    """A planner that counts the offers it makes to each player (None: to everyone) a turn."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.made: Counter[tuple[int, int | None]] = Counter()
-
-    def decide(self, state, seat, hand):  # type: ignore[no-untyped-def]
-        actions = super().decide(state, seat, hand)
-        self.made.update((state.turn, a.to) for a in actions if isinstance(a, MakeOffer))
-        return actions
-
-
-def test_a_planner_makes_a_player_a_few_offers_a_turn_not_a_stream():
-    """A person answers every offer made to them: each bot makes them at most
-    `offers_per_player` a turn (and as many to everyone)."""
-    for game in range(3):
-        bots = [_CountingOffers() for _ in range(4)]
-        play_local_game(bots, f"a stream of offers, game {game}".encode())
-        most = max(max(bot.made.values()) for bot in bots)
-        assert 1 <= most <= 3

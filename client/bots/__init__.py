@@ -10,7 +10,9 @@ What it offers (callers outside the package import these from `client.bots`):
 - `BotPlayer` (`player`): a strategy at a seat of a real game, driving `client.game`;
 - bots as processes (`process`): `bean-client bot`, started by a person's client;
 - the ladder (`ladder`) and the fairness games (`fairness`): bots against each other, and
-  mirror games that check no seat is favoured (scripts/bench bots and fairness).
+  mirror games that check no seat is favoured (scripts/bench bots and fairness);
+- the offers a person at a table of bots is shown a turn (`shown`: `offers_shown`, with
+  `Unanswering` standing in for a person who answers nothing; scripts/bench offers).
 
 It must never import the screen (client.screen): a bot plays without a terminal. Nor does it
 import the links (client.net), except where a bot process is started: a bot reaches other
@@ -22,6 +24,7 @@ from client.bots.ladder import GREEDY, PLANNER, RANDOM, PairingResult, percentil
 from client.bots.planner import PlannerBot
 from client.bots.player import BotPlayer
 from client.bots.process import BotFailed, BotProcess, RoomBot, spawn_bot, start_room_bot
+from client.bots.shown import Unanswering, offers_shown
 from client.bots.strategies import STRATEGIES, GreedyBot, RandomBot, play_local_game, strategy_named
 from client.bots.strategy import Hand, Strategy
 
@@ -41,8 +44,10 @@ __all__ = [
     "RoomBot",
     "SeatTally",
     "Strategy",
+    "Unanswering",
     "independent_games",
     "mirror_games",
+    "offers_shown",
     "percentile",
     "play_local_game",
     "run_ladder",

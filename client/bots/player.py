@@ -3,7 +3,9 @@ game waits for it, knowing only what its seat knows (the driver's view).
 
 A bot that holds up the game while it waits for answers to its offers (a person thinking over
 its gift or its offer) waits as long as the room's turn clock allows (the clock then makes the
-seat's default moves, as for anyone) or, in a room without one, `answers_within` seconds. One
+seat's default moves, as for anyone) or, in a room without one, `answers_within` seconds (10:
+no peer says that its person is typing, so a bot cannot tell thinking from looking away; an
+offer left unanswered lapses when trading ends, as at a real table). One
 that waits with no offer of its own open (an active player with nothing more to offer) gives
 the others `offers_within` seconds to make offers for its face-up cards, unless a step has
 been played since its duty began (every seat has had its say). Then its strategy's
@@ -23,7 +25,7 @@ from protocol.rules import Action, RuleError, waiting_for
 
 log = Logger()
 
-PATIENT_SECONDS = 90.0  # how long a bot waits for answers in a room without a turn clock
+PATIENT_SECONDS = 10.0  # how long a bot waits for answers in a room without a turn clock
 A_MOMENT = 0.3  # how long an active bot with nothing more to do waits for others' offers
 
 

@@ -6,10 +6,15 @@ that fits no field, or a hand card that would force a harvest when it reaches th
 is worth asking for when its farm is worth more with it. What another seat gains is judged from
 what that seat shows (its fields and cards to plant), and a trade that helps a rival more than
 it helps the planter is weighed down by `envy`.
+
+It trades as a person at a table would: few offers a turn concern any one seat (any seat may
+be a person, who reads and answers each), and it asks a seat only for beans that seat could
+hold (`Holders`), the likeliest holder first.
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -32,10 +37,16 @@ from protocol.rules import (
     bid_cards,
     bids_on,
     legal_actions,
+    promised,
 )
 
 WANT = 0.3  # a card is asked for when it adds at least this many expected coins
 UNWANTED = 0.05  # a card is offered away when the farm is worth this much more without it
+# Offers a turn that concern one seat (made to it, or to everyone): the active player's, and
+# the most that all the other players' offers to the active player add up to. A person reads
+# each: at a real table two or three a turn is a lot.
+CONCERNING_PER_TURN = 3
+ASKS_OF_THE_ACTIVE = 3
 
 
 @dataclass
@@ -46,11 +57,9 @@ class Trader:
 
     envy: float = 0.35  # weight of a rival's gain against the planter's own
     margin: float = 0.05  # the least gain for which it takes a trade
-    offers_per_turn: int = 12
-    # A person answers every offer made to them: a few from each bot a turn, not a stream.
-    offers_per_player: int = 3
     _turn: int = -1
     _made: set[tuple[object, ...]] = field(default_factory=set)
+    _concerning: Counter[int] = field(default_factory=Counter)  # this turn's, per seat
     _considered: tuple[object, ...] = ()
     _wants: dict[tuple[object, ...], list[Bean]] = field(default_factory=dict)
 
@@ -61,14 +70,14 @@ class Trader:
         before it (so they need no checking again)."""
         if state.turn != self._turn:
             self._turn, self._made = state.turn, set()
-            self._wants = {}
+            self._wants, self._concerning = {}, Counter()
         answers = self._answer(state, seat, hand, farm)
         if answers:
             return answers
         takes = self._choose_takers(state, seat, hand, farm, everyone_answered=True)
         if takes:
             return takes
-        offers = self._offers(state, seat, farm)
+        offers = self._offers(state, seat, hand, farm)
         if offers:
             return offers
         # The active player waits: for answers to its offers, and for the others' offers for
@@ -235,10 +244,11 @@ class Trader:
 
     # --- Making offers -------------------------------------------------------------------------
 
-    def _offers(self, state: State, seat: int, farm: Holding) -> list[Action]:
-        """New offers, thought out again only when something this seat may offer changed."""
-        if len(self._made) >= self.offers_per_turn:
-            return []
+    def _offers(
+        self, state: State, seat: int, hand: Mapping[Slot, Card], farm: Holding
+    ) -> list[Action]:
+        """New offers, thought out again only when something this seat may offer changed,
+        within this turn's budget of offers concerning each seat."""
         situation = (
             farm.fields,
             farm.hand,
@@ -266,13 +276,15 @@ class Trader:
         unwanted = [g for g in gains if g[0] > UNWANTED]
         # Hand cards it loses nothing by giving: to sweeten an offer for a card it wants.
         spare = [g[1][0] for g in gains if g[1] and g[0] > -UNWANTED]
+        holders = Holders(state, hand)
         if seat == state.active:
             leaving = {c for o in state.offers if o.maker == seat for c in o.give_face_up}
             leaving.update(c for _, _, cards in unwanted for c in cards)
             wanted = self._wanted_beans(state, seat, farm, sorted(leaving))
-            candidates = self._active_offers(state, seat, unwanted, wanted, spare)
+            candidates = self._active_offers(state, seat, unwanted, wanted, spare, holders)
         else:
-            candidates = self._offers_to_active(state, seat, farm, base, unwanted, spare)
+            candidates = self._offers_to_active(state, seat, farm, base, unwanted, spare, holders)
+        budget = concerning_budget(state, seat)
         made: list[Action] = []
         for offer in candidates:
             signature = (
@@ -282,16 +294,15 @@ class Trader:
                 offer.want_cards,
                 offer.want_beans,
             )
-            if signature in self._made or len(self._made) >= self.offers_per_turn:
-                continue
-            # A signature starts with its offer's recipient (None: everyone).
-            if sum(earlier[0] == offer.to for earlier in self._made) >= self.offers_per_player:
+            concerned = concerns(state, seat, offer.to)
+            if signature in self._made or any(self._concerning[s] >= budget for s in concerned):
                 continue
             try:
                 state = apply(state, seat, offer)  # legal after the ones before it
             except RuleError:
                 continue
             self._made.add(signature)
+            self._concerning.update(concerned)
             made.append(offer)
         return made
 
@@ -328,27 +339,37 @@ class Trader:
         unwanted: list[tuple[float, tuple[tuple[Slot, Card], ...], tuple[Card, ...]]],
         wanted: list[Bean],
         spare: list[tuple[Slot, Card]],
+        holders: Holders,
     ) -> list[MakeOffer]:
-        """The active player's offers: its unwanted cards to everyone for the bean it wants
-        most, then (once those are answered) as gifts; to each other player, a card it can
-        spare that grows one of that player's fields for that bean, then that bean for
-        nothing (each may hold one it would rather lose); the next bean it wants from anyone."""
+        """The active player's offers, the most useful first (the budget keeps the first few):
+        its unwanted cards to everyone for the bean it wants most of those somebody could give,
+        then (once those are answered) as gifts; to each other player, a card it can spare that
+        grows one of that player's fields for the bean it wants most of those that player
+        could give, then that bean for nothing, the likeliest holders first; the next bean it
+        wants from anyone."""
         offers = []
         waiting = any(o.maker == seat for o in state.offers)
-        best = [((bean, 1),) for bean in wanted[:1]]
+        others = [other for other in range(len(state.players)) if other != seat]
+        somebody = [b for b in wanted if any(holders.could_give(o, b) for o in others)]
+        best = [((bean, 1),) for bean in somebody[:1]]
         for _, give_hand, give_face_up in unwanted[:3]:
             offers += [MakeOffer(None, give_hand, give_face_up, want_beans=w) for w in best]
             if not waiting:
                 offers.append(MakeOffer(None, give_hand, give_face_up))
-        others = [other for other in range(len(state.players)) if other != seat]
+        asks = [
+            (other, bean)
+            for other in others
+            for bean in [b for b in wanted if holders.could_give(other, b)][:1]
+        ]
+        asks.sort(key=lambda ask: -holders.expected(*ask))
         offered: set[Slot] = set()  # a card goes into one offer at a time (it is promised)
-        for other in others:
+        for other, bean in asks:
             liked = [c for c in spare if c[0] not in offered and _grows(state, other, c[1])]
             for give in liked[:1]:
                 offered.add(give[0])
-                offers += [MakeOffer(other, (give,), want_beans=w) for w in best]
-        offers += [MakeOffer(other, want_beans=w) for other in others for w in best]
-        offers += [MakeOffer(None, want_beans=((bean, 1),)) for bean in wanted[1:2]]
+                offers.append(MakeOffer(other, (give,), want_beans=((bean, 1),)))
+        offers += [MakeOffer(other, want_beans=((bean, 1),)) for other, bean in asks]
+        offers += [MakeOffer(None, want_beans=((bean, 1),)) for bean in somebody[1:2]]
         return offers
 
     def _offers_to_active(
@@ -359,11 +380,12 @@ class Trader:
         base: float,
         unwanted: list[tuple[float, tuple[tuple[Slot, Card], ...], tuple[Card, ...]]],
         spare: list[tuple[Slot, Card]],
+        holders: Holders,
     ) -> list[MakeOffer]:
-        """Ask the active player for face-up cards that grow a field (for nothing, for a hand
-        card this seat would rather lose, or for one it can spare that grows a field of the
-        active player); give it hand cards that block this seat and that it can plant; and ask
-        for the bean it wants most from the active player's hand."""
+        """Ask the active player for face-up cards that grow a field (for one it can spare
+        that grows a field of the active player, for nothing, or for a hand card this seat
+        would rather lose); give it hand cards that block this seat and that it can plant;
+        and ask for the bean it wants most of those the active player could give."""
         active = state.active
         offers = []
         blockers = [u[1] for u in unwanted if u[1]]
@@ -373,17 +395,75 @@ class Trader:
         for card in state.face_up:
             gain = self._worth(state, seat, farm, received=[card]) - base
             if gain > WANT:
-                offers.append(MakeOffer(active, want_cards=(card,)))
-                for give in list(dict.fromkeys(blockers[:1] + liked[:1])):
-                    offers.append(MakeOffer(active, give_hand=give, want_cards=(card,)))
+                gives = list(dict.fromkeys([*liked[:1], (), *blockers[:1]]))
+                offers += [MakeOffer(active, give, want_cards=(card,)) for give in gives]
         for give in blockers[:2]:
             if _fits(state, active, give[0][1]):
                 offers.append(MakeOffer(active, give_hand=give))
-        for bean in self._wanted_beans(state, seat, farm, ())[:1]:
+        wanted = self._wanted_beans(state, seat, farm, ())
+        for bean in [b for b in wanted if holders.could_give(active, b)][:1]:
             want = ((bean, 1),)
             offers += [MakeOffer(active, give, want_beans=want) for give in liked[:1]]
             offers.append(MakeOffer(active, want_beans=want))
         return offers
+
+
+class Holders:
+    """What each seat could give from its hand, as one seat (holding `mine`) can know it: its
+    opened hand cards not promised elsewhere for sure, and each hidden hand card any card of
+    its deck's epoch that nobody has opened and that is not in `mine`. A card received never
+    enters a hand (it is planted), so a hand holds only what was dealt or drawn."""
+
+    def __init__(self, state: State, mine: Mapping[Slot, Card]) -> None:
+        self.state = state
+        self.mine = frozenset(mine.values())
+        self._unseen: dict[int, tuple[Counter[Bean], int]] = {}
+
+    def _unseen_of(self, epoch: int) -> tuple[Counter[Bean], int]:
+        """The beans of the epoch's cards this seat has not seen, and how many there are."""
+        if epoch not in self._unseen:
+            cards = [c for c in self.state.hidden[epoch] if c not in self.mine]
+            self._unseen[epoch] = (Counter(map(bean_of, cards)), len(cards))
+        return self._unseen[epoch]
+
+    def _sure_and_hidden(self, seat: int, bean: Bean) -> tuple[int, Counter[int]]:
+        hand = self.state.players[seat].hand
+        tied = promised(self.state, seat)
+        sure = sum(
+            1 for h in hand if h.card is not None and h.slot not in tied and bean_of(h.card) == bean
+        )
+        return sure, Counter(h.slot.epoch for h in hand if h.card is None)
+
+    def most(self, seat: int, bean: Bean) -> int:
+        """The most cards of `bean` the seat could give from its hand now."""
+        sure, hidden = self._sure_and_hidden(seat, bean)
+        return sure + sum(min(n, self._unseen_of(e)[0][bean]) for e, n in hidden.items())
+
+    def could_give(self, seat: int, bean: Bean, count: int = 1) -> bool:
+        return self.most(seat, bean) >= count
+
+    def expected(self, seat: int, bean: Bean) -> float:
+        """How many cards of `bean` the seat holds, by the odds of its hidden cards."""
+        sure, hidden = self._sure_and_hidden(seat, bean)
+        expected = float(sure)
+        for epoch, slots in hidden.items():
+            beans, total = self._unseen_of(epoch)
+            expected += slots * beans[bean] / total if total else 0.0
+        return expected
+
+
+def concerns(state: State, seat: int, to: int | None) -> list[int]:
+    """The seats an offer from `seat` concerns: its recipient, or everyone else."""
+    return [to] if to is not None else [s for s in range(len(state.players)) if s != seat]
+
+
+def concerning_budget(state: State, seat: int) -> int:
+    """How many of this seat's offers a turn may concern any one seat: the active player's
+    `CONCERNING_PER_TURN`; each other player's share of `ASKS_OF_THE_ACTIVE` (one at least),
+    all of whose offers go to the active player."""
+    if seat == state.active:
+        return CONCERNING_PER_TURN
+    return max(1, ASKS_OF_THE_ACTIVE // (len(state.players) - 1))
 
 
 def _if_legal(state: State, seat: int, action: Action) -> State | None:
