@@ -490,6 +490,42 @@ async def test_a_line_that_breaks_a_rule_gets_the_rules_sentence_and_sends_nothi
     assert not terminal.saw("Traceback")
 
 
+CTRL_C, CTRL_D = "\x03", "\x04"
+LEAVE_ASKED = r"^the others cannot go on without you; type leave again \(or press Ctrl-C\)"
+
+
+@pytest_twisted.ensureDeferred
+async def test_ctrl_c_and_ctrl_d_ask_as_leave_does_and_a_second_one_leaves(
+    keyboard: PipeInput,
+) -> None:
+    """Ctrl-C inside a question asks before leaving; the next line cancels leaving and still
+    answers the question; Ctrl-D asks again, and Ctrl-C confirms. (Before: the first Ctrl-C
+    or Ctrl-D left at once.)"""
+    game = ScriptedGame(at_my_table())
+    screen, playing = await screen_playing(keyboard, game)
+    terminal = screen.terminal
+    assert isinstance(terminal, PipeTerminal)
+    await terminal.answer("harvest", r"^Harvest which field\?")
+    keyboard.send_text(CTRL_C)
+    await terminal.when_shown(LEAVE_ASKED)
+    terminal.type("1")  # the question still stands: this answers it
+    terminal.type("hand")
+    await terminal.when_shown(r"^Your hand")
+    assert game.outcome is None and len(game.submitted) == 1
+    keyboard.send_text(CTRL_D)
+    await watch_count(terminal, LEAVE_ASKED, 2)
+    keyboard.send_text(CTRL_C)
+    assert await within(playing) == Outcome()
+    assert not terminal.saw("Traceback")
+
+
+async def watch_count(terminal: PipeTerminal, pattern: str, count: int) -> None:
+    """Until `pattern` has been shown `count` times."""
+    await terminal.watched.when(
+        lambda _: sum(bool(re.search(pattern, said)) for said in terminal.said()) >= count, 10
+    )
+
+
 @pytest_twisted.ensureDeferred
 async def test_the_table_code_is_in_table_and_who_and_weak_proofs_in_the_toolbar(
     keyboard: PipeInput,

@@ -77,9 +77,11 @@ from client.screen.render import (
 )
 from client.screen.repl import (
     GameScreen,
+    Interrupted,
     LinePrompt,
     Terminal,
     in_twisted,
+    on_ctrl_c,
     play_resumed,
     play_roster,
     terminal_for,
@@ -96,6 +98,11 @@ LEFT_BECAUSE = {"dropped": "the lobby dropped them", "idle": "idle too long"}
 RESUME_PROBLEMS = (GameFileError, LanProblem, OSError, TableRefused)
 
 Discover = Callable[[Any], Deferred[list[FoundLobby]]]
+
+
+class Quit(Exception):
+    """Ctrl-C or Ctrl-D at a lobby prompt ("lobby>", "Your name:"): the program ends; the
+    sentence says so."""
 
 
 async def run_connect(
@@ -160,11 +167,24 @@ class LobbyScreen(LobbyListener):
         self.bots: list[RoomBot] = []  # the bots this client started for its room
         self._playing = False
         self._room: RoomState | None = None  # the room as last seen (who was ready)
+        self._reading: LinePrompt | None = None  # the prompt a line is awaited from
+        self._ctrl_c = False  # a SIGINT came (plain mode, or between prompts)
         completer = LobbyCompleter(lambda: self.rooms, self._bot_names, lambda: self.unfinished)
         self.prompt: LinePrompt = terminal.prompt(self._toolbar, completer, self._status)
         self.asking: LinePrompt = terminal.prompt(asks=True)
 
     async def run(self, address: tuple[str, int] | None) -> int:
+        try:
+            with on_ctrl_c(self._interrupted):
+                await self._prompts(address)
+        except Quit as ending:
+            self.terminal.say(str(ending))
+        await self._stop_bots()
+        await self._disconnect()
+        return 0
+
+    async def _prompts(self, address: tuple[str, int] | None) -> None:
+        """The lobby prompt, and game mode whenever a room starts, until the person quits."""
         self._list_unfinished_games()
         address = address or await self._find_lobby()
         if address is not None:
@@ -174,8 +194,6 @@ class LobbyScreen(LobbyListener):
                 await self._play(self.starting)
                 continue
             line = await self._ask(self.prompt, "lobby> ", pre_run=self._game_waiting)
-            if line is None:
-                break
             if not line.strip():
                 continue
             try:
@@ -184,22 +202,34 @@ class LobbyScreen(LobbyListener):
                 self._error(str(error))
                 continue
             if isinstance(request, LobbyQuit):
-                break
+                return
             await self._do(request)
-        await self._stop_bots()
-        await self._disconnect()
-        return 0
 
     # --- reading lines -----------------------------------------------------------------------
 
     async def _ask(
         self, prompt: LinePrompt, message: str, pre_run: Callable[[], None] | None = None
-    ) -> str | None:
-        """A line from the person; None when they close the terminal (Ctrl-D) or press Ctrl-C."""
+    ) -> str:
+        """A line from the person; Quit when they press Ctrl-C or Ctrl-D (or input ends)."""
+        self._reading = prompt
         try:
-            return await in_twisted(prompt.line(message, pre_run))
-        except (EOFError, KeyboardInterrupt):
-            return None
+            line = "" if self._ctrl_c else await in_twisted(prompt.line(message, pre_run))
+        except Interrupted:
+            self._ctrl_c = True
+        except EOFError:
+            key = "Your input has ended" if self.terminal.plain else "Ctrl-D"
+            raise Quit(f"{key}: bean-client ends. Goodbye.") from None
+        finally:
+            self._reading = None
+        if self._ctrl_c:
+            raise Quit("Ctrl-C: bean-client ends. Goodbye.")
+        return line
+
+    def _interrupted(self) -> None:
+        """A SIGINT: the line awaited ends, and with it the program (`_ask`)."""
+        self._ctrl_c = True
+        if self._reading is not None:
+            self._reading.end()
 
     def _game_waiting(self) -> None:
         """As the lobby prompt starts: a roster that came while it was being set up ends it."""

@@ -16,8 +16,10 @@ import asyncio
 import getpass
 import math
 import os
+import signal
 import sys
-from collections.abc import Callable, Coroutine, Mapping, Sequence
+from collections.abc import Callable, Coroutine, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from textwrap import fill
@@ -86,6 +88,10 @@ from protocol.steps import Refusal
 from protocol.table import MIN_PROOF_ROUNDS
 
 LOG_LINES = 40
+LEAVE_QUESTION = (
+    "the others cannot go on without you; type leave again (or press Ctrl-C) to leave the "
+    "game; any other command plays on"
+)
 CLOCK_REFRESH_SECONDS = 1.0
 CLOCK_WARNING_SECONDS = 10
 T = TypeVar("T")
@@ -147,10 +153,16 @@ class Terminal:
         return RichPrompt(session)
 
 
+class Interrupted(Exception):
+    """Ctrl-C at a prompt. Not KeyboardInterrupt: asyncio lets that out of the task awaiting
+    the prompt and out of the event loop, past every caller, as a traceback."""
+
+
 class LinePrompt(Protocol):
-    """Where the REPL reads a line: `line` raises EOFError or KeyboardInterrupt when the person
-    closes it; `redraw` when what the toolbar shows has changed; `end` ends the line awaited
-    (it returns empty) when something else takes over."""
+    """Where the REPL reads a line: `line` raises EOFError when the person closes it (Ctrl-D;
+    in plain mode, once input has ended for good) or Interrupted for Ctrl-C; `redraw` when
+    what the toolbar shows has changed; `end` ends the line awaited (it returns empty) when
+    something else takes over."""
 
     async def line(
         self,
@@ -177,9 +189,12 @@ class RichPrompt:
         refresh_interval: float = 0.0,
     ) -> str:
         with patch_stdout(raw=True):
-            return await self.session.prompt_async(
-                message, pre_run=pre_run, refresh_interval=refresh_interval
-            )
+            try:
+                return await self.session.prompt_async(
+                    message, pre_run=pre_run, refresh_interval=refresh_interval
+                )
+            except KeyboardInterrupt:
+                raise Interrupted from None
 
     def redraw(self) -> None:
         redraw(self.session)
@@ -470,21 +485,54 @@ class GameScreen:
         self.prompt.end()
 
     async def play(self, game: PeerGame) -> Outcome:
-        """The prompt until the game ends (an asyncio coroutine: run it with `in_twisted`)."""
+        """The prompt until the game ends (an asyncio coroutine: run it with `in_twisted`).
+        Ctrl-C or Ctrl-D asks as `leave` does, whenever it comes (a SIGINT between prompts,
+        or in plain mode, too); input that has ended for good leaves."""
         self.game = game
         name = game.names[game.seat]
         clock = game.turn_seconds > 0  # its countdown is redrawn with no key pressed
-        while game.outcome is None:
-            try:
-                line = await self.prompt.line(
-                    f"{name}> ", refresh_interval=CLOCK_REFRESH_SECONDS if clock else 0
-                )
-            except (EOFError, KeyboardInterrupt):
-                game.stop("the player closed the REPL")
-                break
-            self.enter(line)
+        with on_ctrl_c(lambda: self._ctrl_c(game)):
+            while game.outcome is None:
+                try:
+                    line = await self.prompt.line(
+                        f"{name}> ", refresh_interval=CLOCK_REFRESH_SECONDS if clock else 0
+                    )
+                except Interrupted:
+                    self._leave_asked(game)
+                    continue
+                except EOFError:
+                    if self.terminal.plain:
+                        self._input_ended(game)
+                        break
+                    self._leave_asked(game)
+                    continue
+                self.enter(line)
         assert game.outcome is not None  # set when the game ended or the player left
         return game.outcome
+
+    def _ctrl_c(self, game: PeerGame) -> None:
+        """A SIGINT while no prompt took Ctrl-C as a key (plain mode, or between prompts)."""
+        if game.outcome is None:
+            self._leave_asked(game)
+            self._refresh()
+
+    def _leave_asked(self, game: PeerGame) -> None:
+        """`leave`, Ctrl-C or Ctrl-D: the first asks, the next confirms (any other line in
+        between cancels; a question open stays open)."""
+        if self._leaving:
+            game.stop("the player left")
+        else:
+            self._leaving = True
+            self.terminal.show(self.looks.error(LEAVE_QUESTION))
+
+    def _input_ended(self, game: PeerGame) -> None:
+        """Plain mode's input has ended: nothing more can be typed, not even a yes."""
+        self.terminal.say(
+            "Your input has ended (Ctrl-D, or the end of what was piped in), so nothing more "
+            "can be typed here: you leave the game. bean-client resume, or resume at the "
+            "lobby prompt, takes you back while the others wait."
+        )
+        game.stop("the player's input ended")
 
     def enter(self, line: str) -> None:
         """A line the person typed (tests type some directly, at a moment of their choice)."""
@@ -517,15 +565,9 @@ class GameScreen:
             game.chat(command.text)
             self.terminal.show(looks.chat(game.names[game.seat], command.text))
         elif isinstance(command, LeaveGame):
-            if self._leaving:
-                game.stop("the player left")
-            else:
-                self._leaving = True
-                self.terminal.show(
-                    looks.error(
-                        "the others cannot go on without you; type leave again to leave the game"
-                    )
-                )
+            asked = not self._leaving
+            self._leave_asked(game)
+            if asked:
                 return question
         self._leaving = False
         return None
@@ -550,6 +592,21 @@ class GameScreen:
                 show(text)
         else:
             show(looks.help(command.topic))
+
+
+@contextmanager
+def on_ctrl_c(then: Callable[[], None]) -> Iterator[None]:
+    """While in the block, a SIGINT (Ctrl-C that no prompt takes as a key: plain mode, or
+    between prompts) calls `then` on the event loop, in place of what it did before
+    (prompt_toolkit puts this back after each prompt of its own)."""
+    from twisted.internet import reactor
+
+    before = signal.signal(signal.SIGINT, lambda *_: reactor.callFromThread(then))
+    try:
+        yield
+    finally:
+        if before is not None:  # (None: a handler not set from Python, left as it was)
+            signal.signal(signal.SIGINT, before)
 
 
 def redraw(session: PromptSession[str]) -> None:
