@@ -28,7 +28,7 @@ from twisted.internet.defer import Deferred
 from twisted.internet.defer import TimeoutError as RequestTimeout
 from twisted.internet.error import CannotListenError
 
-from client.bots import BotFailed, RoomBot, start_room_bot
+from client.bots import BotFailed, RoomBot, bot_profile, start_room_bot
 from client.gamefile import GameFile, GameFileError, unfinished_games
 from client.net import (
     FoundLobby,
@@ -165,6 +165,7 @@ class LobbyScreen(LobbyListener):
         self.last_game: GameStart | None = None  # what `rematch` plays again
         self.unfinished: list[GameFile] = []  # the list `resume N` picks from, as last shown
         self.bots: list[RoomBot] = []  # the bots this client started for its room
+        self.bots_playing_on: list[RoomBot] = []  # of those, at a game the person left
         self._playing = False
         self._room: RoomState | None = None  # the room as last seen (who was ready)
         self._reading: LinePrompt | None = None  # the prompt a line is awaited from
@@ -180,6 +181,9 @@ class LobbyScreen(LobbyListener):
         except Quit as ending:
             self.terminal.say(str(ending))
         await self._stop_bots()
+        if self.bots_playing_on:
+            names = join_words([bot.name or bot.profile for bot in self.bots_playing_on])
+            self.terminal.say(f"Your bots {names} play on in the game you left, to its end.")
         await self._disconnect()
         return 0
 
@@ -244,10 +248,7 @@ class LobbyScreen(LobbyListener):
     def _list_unfinished_games(self, files: bool = False) -> None:
         """This identity's games that never ended, numbered for `resume N` (with `files`, the
         game file of each too, for `bean-client replay` and the like)."""
-        key = self.identity.public_key
-        self.unfinished = [
-            game for game in unfinished_games() if game.roster.seats[game.seat].public_key == key
-        ]
+        self._read_unfinished_games()
         if not self.unfinished:
             return
         self.terminal.say("Your unfinished games (resume N goes back into one):")
@@ -255,6 +256,13 @@ class LobbyScreen(LobbyListener):
             self.terminal.say(f"  {number}) {_unfinished_words(game)}")
             if files:
                 self.terminal.say(f"     {game.path}")
+
+    def _read_unfinished_games(self) -> None:
+        """The list `resume N` picks from, read from the games directory as it is now."""
+        key = self.identity.public_key
+        self.unfinished = [
+            game for game in unfinished_games() if game.roster.seats[game.seat].public_key == key
+        ]
 
     async def _find_lobby(self) -> tuple[str, int] | None:
         """The lobby discovery finds: the only one, or the one the person picks."""
@@ -450,7 +458,7 @@ class LobbyScreen(LobbyListener):
         host, port = self.address
         lobby_address = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
         used = {bot.profile for bot in self.bots}
-        profiles = (f"{self.args.profile}-bot{n}" for n in range(1, len(used) + 2))
+        profiles = (bot_profile(self.args.profile, n) for n in range(1, len(used) + 2))
         bot = start_room_bot(
             self.reactor,
             lobby_address,
@@ -503,13 +511,17 @@ class LobbyScreen(LobbyListener):
         await bot.process.ended
 
     def _forget_bot(self, bot: RoomBot) -> None:
+        if bot in self.bots_playing_on:
+            self.bots_playing_on.remove(bot)
         if bot in self.bots:
             self.bots.remove(bot)
             self.prompt.redraw()
 
     async def _stop_bots(self) -> None:
-        """The room or the game is over for this person: so it is for their bots."""
-        bots, self.bots = self.bots, []
+        """The room or the game is over for this person: so it is for their bots, but for
+        those at a game the person left, which play on until it ends (or `unbot`)."""
+        bots = [bot for bot in self.bots if bot not in self.bots_playing_on]
+        self.bots = [bot for bot in self.bots if bot in self.bots_playing_on]
         for bot in bots:
             bot.process.stop(self.reactor)
         for bot in bots:
@@ -530,6 +542,7 @@ class LobbyScreen(LobbyListener):
             if not self.unfinished:
                 self.terminal.say("You have no unfinished game on this machine.")
             return
+        self._read_unfinished_games()  # a game left since the list was shown is on it now
         if not 1 <= number <= len(self.unfinished):
             count = len(self.unfinished)
             known = f"1 to {count}" if count > 1 else "1" if count else "none: resume lists them"
@@ -544,6 +557,7 @@ class LobbyScreen(LobbyListener):
         here = self.listener.port
         same_port = here is not None and here.getHost().port == seat.port
         screen = self.game_screen(self.terminal)
+        screen.own_bots = self._own_bots()
         self._playing = True
         try:
             await play_resumed(
@@ -580,24 +594,50 @@ class LobbyScreen(LobbyListener):
         seat = Seat.from_args(args, self.name, args.profile, host, port)
         terms = self.lobby.terms if self.lobby is not None else None
         self._playing = True
+        left = False
         try:
             screen = self.game_screen(self.terminal)
             screen.own_bots = self._own_bots()
-            await play_roster(
+            outcome = await play_roster(
                 self.reactor, seat, self.identity, self.listener, roster, terms, screen
             )
+            left = outcome.left
         except TableRefused as refused:
             self._error(f"the game did not start: {refused}")
         except (GameFileError, OSError) as error:  # the game file could not be written
             self._error(f"the game could not be played: {error}")
         finally:
             self._playing = False
-            await self._stop_bots()  # ended with the game; stopped if the person left it
-        self.terminal.say(
-            "Back in the lobby. rematch plays again with the same seats and options; "
-            "rooms lists the open rooms; quit ends."
-        )
+            if not left:  # ended with the game; a game left goes on with them
+                await self._stop_bots()
+        if left:
+            self.bots_playing_on += self.bots
+            self._say_left(roster)
+        else:
+            self.terminal.say(
+                "Back in the lobby. rematch plays again with the same seats and options; "
+                "rooms lists the open rooms; quit ends."
+            )
         await self._connected()
+
+    def _say_left(self, roster: GameStart) -> None:
+        """What became of the game the person left: it goes on, and `resume N` goes back."""
+        self._read_unfinished_games()
+        found = enumerate(self.unfinished, 1)
+        numbers = [n for n, game in found if game.roster.game_id == roster.game_id]
+        number = numbers[0] if numbers else None
+        others = join_words([s.name for s in roster.seats if s.name != self.name])
+        back = f"resume {number} takes you back" if number else "resume lists your games"
+        bots = (
+            f"; your bots ({join_words(self._bot_names())}) play on, and end with the game"
+            if self.bots
+            else ""
+        )
+        self.terminal.say(
+            f"Back in the lobby. You left the game with {others}; it goes on without you "
+            f"while the others wait for you{bots}: {back}. If you do not come back within "
+            f"{self.args.abandon_after:g} s, the others end it without you."
+        )
 
     # --- what the lobby says unasked (LobbyListener) ------------------------------------------
 
@@ -639,7 +679,7 @@ class LobbyScreen(LobbyListener):
             return
         said = str(reason) if isinstance(reason, LobbyDisconnected) else f"the lobby: {reason}"
         self._error(f"{said.rstrip('.')}; the next command connects again")
-        if self.bots:
+        if any(bot not in self.bots_playing_on for bot in self.bots):
             self.terminal.say("Your bots are stopped: the room is gone for you.")
             Deferred.fromCoroutine(self._stop_bots())
 

@@ -327,6 +327,10 @@ class HumanPlayer(Player):
                 self._dealt = True
         self.refresh()
 
+    def dealt_already(self) -> None:
+        """A resumed seat's cards were dealt before: the next cards opened are drawn ones."""
+        self._dealt = True
+
     def _show_takers(self, game: PeerGame) -> None:
         """The takers of my offers to everyone, each time they change, with the lines that
         take them."""
@@ -510,6 +514,19 @@ class GameScreen:
         assert game.outcome is not None  # set when the game ended or the player left
         return game.outcome
 
+    def welcome_back(self, game: PeerGame) -> None:
+        """After a resume, as at a game's start: who is at the table, the table, the hand."""
+        others = join_words([name for seat, name in enumerate(game.names) if seat != game.seat])
+        self.terminal.say(f"You are back at the table with {others}.")
+        view = self._view()
+        if view is None:
+            self.terminal.say("The cards are still being dealt.")
+            return
+        self.player.dealt_already()
+        for text in self.looks.table(view, game.table.code, game.roster.options.proof_rounds):
+            self.terminal.show(text)
+        self.terminal.show(self.looks.hand(view))
+
     def _ctrl_c(self, game: PeerGame) -> None:
         """A SIGINT while no prompt took Ctrl-C as a key (plain mode, or between prompts)."""
         if game.outcome is None:
@@ -559,6 +576,8 @@ class GameScreen:
                 game.submit(command.actions)
             except RuleError as error:
                 self.terminal.show(looks.error(view.readable(error)))
+            else:
+                self._say_held_up(game)
         elif isinstance(command, ShowView):
             self._show(command, view)
         elif isinstance(command, Say):
@@ -571,6 +590,21 @@ class GameScreen:
                 return question
         self._leaving = False
         return None
+
+    def _say_held_up(self, game: PeerGame) -> None:
+        """A move is shown once its step is played, which waits for every seat's message: when
+        a seat that has not sent its own is not connected, say so now, or the line typed
+        would get no answer at all (as after a resume without the bots that were stopped)."""
+        absent = _absent(game)
+        if absent:
+            who = join_words([game.names[seat] for seat in absent])
+            self.terminal.show(
+                self.looks.notice(
+                    f"sent: your move is played when {who} "
+                    f"{'is' if len(absent) == 1 else 'are'} back (not connected now), or "
+                    "when the others end the game without them"
+                )
+            )
 
     def _show(self, command: ShowView, view: PlayerView) -> None:
         game = self.game
@@ -626,6 +660,13 @@ def end_prompt(session: PromptSession[str]) -> None:
 def in_twisted(coroutine: Coroutine[Any, Any, T]) -> Deferred[T]:
     """Await an asyncio coroutine (prompt_toolkit's) from Twisted code on the same loop."""
     return Deferred.fromFuture(asyncio.ensure_future(coroutine))
+
+
+def _absent(game: PeerGame) -> list[int]:
+    """The seats the step waits for that are not connected: away, or not back yet."""
+    view = game.view
+    gone = view.away | (frozenset(range(len(view.names))) - view.connected - {view.seat})
+    return sorted(view.missing & gone)
 
 
 def _clock_words(left: float, whose: str = "Your clock: ") -> str:
@@ -699,9 +740,31 @@ async def play_resumed(
 
     playing.addErrback(before_the_start)
     screen.game = await started
+    screen.welcome_back(screen.game)
     await in_twisted(screen.play(screen.game))
     _, outcome = await playing
     return outcome
+
+
+async def take_a_bots_seat(terminal: Terminal, path: Path, profile: str, own: Path | None) -> bool:
+    """Ask before the person takes over the seat of a bot of their own (`bean-client resume`
+    on the bot's game file, which lies beside theirs); True for yes."""
+    yours = f"; your own seat's file is {own}" if own is not None else ""
+    terminal.say(
+        f"{path} is the game file of a bot you started (its key is {profile}), not of your "
+        f"own seat{yours}. A seat is played by one of you at a time: take it only if the "
+        "bot has stopped."
+    )
+    try:
+        answer = await in_twisted(
+            terminal.prompt(asks=True).line("Take the bot's seat yourself (yes or no)? ")
+        )
+    except (Interrupted, EOFError):
+        answer = ""
+    if answer.strip().casefold() in ("y", "yes"):
+        return True
+    terminal.say("Not resumed." + (f" bean-client resume {own} is your own seat." if own else ""))
+    return False
 
 
 def terminal_for(args: argparse.Namespace) -> Terminal:
