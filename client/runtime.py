@@ -7,6 +7,7 @@ the log file (`log_path`)."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import sys
 import traceback
 from collections.abc import Callable, Coroutine
@@ -83,10 +84,11 @@ def _unexpected(error: BaseException) -> int:
     details = "".join(traceback.format_exception(error))
     path = _keep_details(f"bean-client stopped on an unexpected error:\n{details}")
     said = f"{type(error).__name__}: {error}".rstrip(": ")
-    print(
-        f"bean-client: stopped on an unexpected error ({said}); the details are in {path}",
-        file=sys.stderr,
-    )
+    with contextlib.suppress(OSError):  # a bot whose person's client is gone has no stderr
+        print(
+            f"bean-client: stopped on an unexpected error ({said}); the details are in {path}",
+            file=sys.stderr,
+        )
     return 1
 
 

@@ -142,11 +142,11 @@ def test_plain_mode_ends_in_words_on_sigint_and_when_input_ends(
             while not line.startswith(b"Connected to the lobby"):
                 line = person.stdout.readline()
                 assert line, "bean-client ended before it connected"
-            if ending == "sigint":
+            if ending == "sigint":  # input stays open until the program has ended
                 person.send_signal(signal.SIGINT)
-            else:
-                person.stdin.close()
-                person.stdin = None  # (communicate would flush it)
+                person.wait(SECONDS)
+            person.stdin.close()
+            person.stdin = None  # (communicate would flush it)
             out, _ = person.communicate(timeout=SECONDS)
             assert person.returncode == 0, out
             assert f"{said}: bean-client ends. Goodbye." in out.decode(), out
