@@ -10,9 +10,11 @@ going, getting ready, chat) is printed above the prompt. Whatever fails is said 
 never as a traceback. docs/repl.md lists the commands.
 
 `bot` adds a bot to the room as a process of its own (client.bots.process), which this client
-stops when the person leaves the room or the program, or when the game ends; `who` knows the
-bots this client started by their keys. `resume N` plays an unfinished game of this identity
-again, from the list shown at the start.
+stops when the person leaves the room or the program before its game starts; once the game
+has started the bot plays it to its end, also when the person leaves it (the game goes on,
+and `resume N` takes them back); `unbot` takes one out. `who` knows the bots this client
+started by their keys. `resume N` plays an unfinished game of this identity again, from the
+list as it is when typed. Ctrl-C or Ctrl-D at a lobby prompt ends the program (`Quit`).
 """
 
 from __future__ import annotations
