@@ -232,7 +232,11 @@ class LobbyScreen(LobbyListener):
         return line
 
     def _interrupted(self) -> None:
-        """A SIGINT: the line awaited ends, and with it the program (`_ask`)."""
+        """A SIGINT: the line awaited ends, and with it the program (`_ask`); while a game is
+        set up (its own screen takes Ctrl-C once it plays), it is only said how to leave."""
+        if self._playing:
+            self.terminal.say("The game is being set up: Ctrl-C at its prompt asks to leave it.")
+            return
         self._ctrl_c = True
         if self._reading is not None:
             self._reading.end()
