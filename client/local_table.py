@@ -9,7 +9,8 @@ The bots run in sessions of their own (`--apart`): a Ctrl-C at the terminal reac
 person's client. A person who leaves the game (or whose client crashes) leaves the bots
 playing: the game waits for them, and `bean-client resume FILE` takes them back. Bots never
 run for ever: each ends with its game, and a person who does not come back within
---abandon-after seconds (300 by default) is voted out by the bots, which ends the game.
+--abandon-after seconds (300 by default) is voted out by the bots, which ends the game; a bot
+then waits at most --step-deadline seconds (60) for a peer that missed the last step.
 """
 
 from __future__ import annotations

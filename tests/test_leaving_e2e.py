@@ -22,6 +22,7 @@ import pytest
 from tests.processes import BIN, isolated_env
 
 ABANDON_AFTER = 20  # seconds the bots wait for the person who left
+STEP_DEADLINE = 60  # bean-client's default: how long a bot lingers after the end at most
 SECONDS = 120.0
 
 
@@ -127,8 +128,9 @@ def test_ctrl_c_asks_the_bots_play_on_and_the_person_resumes(tmp_path: Path) -> 
         resume.stdin.close()  # input ends for good: that leaves, in words
         back.until(r"Your input has ended .* you leave the game")
         resume.wait(30)
-        # Nobody comes back: the bots vote the person out, the game ends, and so do they.
-        wait_until_gone(bots, ABANDON_AFTER + 60)
+        # Nobody comes back: the bots vote the person out, the game ends, and so do they (each
+        # lingers up to a step deadline for a peer that missed the last step: the person).
+        wait_until_gone(bots, ABANDON_AFTER + STEP_DEADLINE + 60)
     finally:
         for process in (play,):
             if process.poll() is None:
