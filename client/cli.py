@@ -17,6 +17,7 @@ was stopped (a cheat, a broken link) or the audit failed; 2 for a mistake on the
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
 import threading
 from typing import Any
@@ -194,6 +195,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="started by a person's client (the lobby prompt's bot command): print one JSON "
         "line once seated, and leave if standard input closes before the game starts",
     )
+    bot.add_argument(
+        "--apart",
+        action="store_true",
+        help="run in a session of its own, apart from the terminal (a bot a person's client "
+        "starts: a Ctrl-C there reaches only that client, and closing it leaves the bot playing)",
+    )
     _game_arguments(bot)
 
     resume = commands.add_parser("resume", help="back into a game after a crash")
@@ -271,6 +278,11 @@ async def run_bot(reactor: Any, args: argparse.Namespace, make_game: Any = None)
     from client.summary import report, report_refusal
     from client.table_setup import TableRefused
 
+    if args.apart:
+        import os
+
+        with contextlib.suppress(OSError):  # already a session's leader: apart as it is
+            os.setsid()
     host, port = parse_lobby_address(args.lobby)
     name = args.name or f"bot-{secrets.token_hex(2)}"
     seat = Seat.from_args(args, name, args.profile or name, host, port)
@@ -332,10 +344,19 @@ async def run_resume(reactor: Any, args: argparse.Namespace) -> int:
             reactor, path, player, args.step_deadline, args.abandon_after
         )
         return report(game, outcome, args.json)
-    from client.screen import play_resumed, screen_for
+    from client.gamefile import GameFile
+    from client.resume import bots_seat, own_seat_file
+    from client.screen import play_resumed, screen_for, take_a_bots_seat
 
     screen = screen_for(args)
+    saved = GameFile.read(path) if path.is_file() else None
+    profile = bots_seat(saved) if saved is not None else None
+    own = own_seat_file(saved) if saved is not None else None
+    if profile is not None and not await take_a_bots_seat(screen.terminal, path, profile, own):
+        return 0
     outcome = await play_resumed(reactor, path, screen, args.step_deadline, args.abandon_after)
+    if outcome.left:
+        screen.terminal.say(f"The game goes on: bean-client resume {path} takes you back.")
     return 0 if outcome.final is not None and outcome.final.audit_passed else 1
 
 

@@ -134,6 +134,12 @@ class Outcome:
     audit_findings: tuple[str, ...] = ()
     ended_by: int | None = None
 
+    @property
+    def left(self) -> bool:
+        """This seat left a game that goes on without it (`resume` takes it back)."""
+        ended = self.final, self.cheat, self.ended_by
+        return ended == (None, None, None) and not self.gone
+
 
 class Player:
     """Who plays this seat (a bot, or a person at the REPL); every method is optional."""

@@ -6,17 +6,25 @@ An embedded lobby listens on a free port of 127.0.0.1 and bots join it as separa
 this process checks that all of them saw the same final state and a passing audit. With the
 person, a game played to its end is followed by "Play again? [y/N]": yes sets up another
 table, with a lobby and bots of its own (`play_tables`).
+
+The bots run in sessions of their own (`--apart`): a Ctrl-C at the terminal reaches only the
+person's client. A person who leaves the game (or whose client crashes) leaves the bots
+playing: the game waits for them, and `bean-client resume FILE` takes them back. Bots never
+run for ever: each ends with its game, and a person who does not come back within
+--abandon-after seconds (300 by default) is voted out by the bots, which ends the game; a bot
+then waits at most --step-deadline seconds (60) for a peer that missed the last step.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+from pathlib import Path
 from typing import Any
 
 from twisted.internet.defer import DeferredList
 
-from client.bots import spawn_bot
+from client.bots import bot_profile, spawn_bot
 from client.net import load_or_create
 from lobby.limits import LobbyLimits
 from lobby.service import makeService
@@ -46,7 +54,7 @@ def bot_command(args: argparse.Namespace, port: int, seats: int, number: int) ->
         "-m", "client.cli", "bot", f"{LOCAL}:{port}",
         "--seats", str(seats),
         "--name", f"bot{number}",
-        "--profile", f"play-bot{number}",
+        "--profile", bot_profile("play", number),
         "--strategy", args.strategy,
         "--listen", f"tcp:0:interface={LOCAL}",
         "--proof-rounds", str(args.proof_rounds),
@@ -55,6 +63,7 @@ def bot_command(args: argparse.Namespace, port: int, seats: int, number: int) ->
         "--abandon-after", str(args.abandon_after),
         "--turn-seconds", str(args.turn_seconds),
         "--json",
+        "--apart",
         # The person chose the proof rounds of this table of their own bots.
         *(["--allow-weak-proofs"] if args.proof_rounds < MIN_PROOF_ROUNDS else []),
     ]  # fmt: skip
@@ -87,13 +96,14 @@ async def play_against_bots(reactor: Any, args: argparse.Namespace, screen: Any 
         if args.no_human:
             print(f"{seats} bots are playing on this machine (lobby on {LOCAL}:{port})...")
         else:
-            from client.screen import play_human_seat
+            from client.screen import play_human_seat, screen_for
 
+            screen = screen or screen_for(args)
             outcome = await play_human_seat(reactor, args, LOCAL, port, seats, screen)
-            if outcome.final is None:  # the person left or the game stopped: end the bots too
-                for bot in bots:
-                    bot.stop(reactor)
-                await DeferredList([bot.ended for bot in bots], consumeErrors=True)
+            if outcome.final is None:  # the person left, or the game stopped
+                if outcome.left and screen.game is not None:
+                    bots = []  # they play on, and wait for the person
+                    screen.terminal.say(left_words(screen.game.gamefile.path, args.abandon_after))
                 return 0 if outcome.cheat is None else 1
         results = await DeferredList([bot.ended for bot in bots], consumeErrors=True)
     finally:
@@ -101,6 +111,14 @@ async def play_against_bots(reactor: Any, args: argparse.Namespace, screen: Any 
             bot.stop(reactor)
         await service.stopService()
     return report(results, quiet=not args.no_human)
+
+
+def left_words(path: Path, abandon_after: float) -> str:
+    return (
+        f"Your bots play on and wait for you: bean-client resume {path} "
+        f"takes you back. If you do not come back within {abandon_after:g} s, they end the "
+        "game without you."
+    )
 
 
 def report(results: list[tuple[bool, Any]], quiet: bool) -> int:

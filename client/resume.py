@@ -13,9 +13,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from client.bots import is_bot_profile
 from client.game import Outcome, PeerGame, Player
 from client.gamefile import GameFile, GameFileError
-from client.net import PeerListener, find_identity
+from client.net import PeerListener, find_identity, find_profile
 from client.session import deck_workers, open_peer_port
 from client.table_setup import TableSetup
 from protocol.lockstep import StepReport
@@ -38,6 +39,27 @@ def how_far(saved: GameFile) -> str:
             turns += sum(isinstance(action, EndTrading) for action in actions)
     steps = f"{len(saved.steps)} step" + ("" if len(saved.steps) == 1 else "s")
     return f"turn {turns + 1}, {steps} played" if dealt else f"still being dealt, {steps} played"
+
+
+def bots_seat(saved: GameFile) -> str | None:
+    """The profile of the person's own bot whose seat this game file is (a bot a person starts
+    has a key of its own, NAME-botN, and its game file lies beside its person's), or None."""
+    profile = find_profile(saved.roster.seats[saved.seat].public_key)
+    return profile if profile is not None and is_bot_profile(profile) else None
+
+
+def own_seat_file(saved: GameFile) -> Path | None:
+    """Beside a bot's game file, the file of the seat of the same game that is no bot's."""
+    prefix = saved.path.name.split("-seat")[0]
+    for path in sorted(saved.path.parent.glob(f"{prefix}-seat*.game")):
+        try:
+            other = GameFile.read(path)
+        except (GameFileError, OSError):
+            continue
+        profile = find_profile(other.roster.seats[other.seat].public_key)
+        if profile is not None and not is_bot_profile(profile):
+            return path
+    return None
 
 
 async def resume_game(

@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import re
 from argparse import Namespace
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -494,6 +495,60 @@ async def test_a_line_that_breaks_a_rule_gets_the_rules_sentence_and_sends_nothi
     outcome = await within(playing)
     assert outcome == Outcome() and game.submitted == []
     assert not terminal.saw("Traceback")
+
+
+CTRL_C, CTRL_D = "\x03", "\x04"
+LEAVE_ASKED = r"^the others cannot go on without you; type leave again \(or press Ctrl-C\)"
+
+
+@pytest_twisted.ensureDeferred
+async def test_ctrl_c_and_ctrl_d_ask_as_leave_does_and_a_second_one_leaves(
+    keyboard: PipeInput,
+) -> None:
+    """Ctrl-C inside a question asks before leaving; the next line cancels leaving and still
+    answers the question; Ctrl-D asks again, and Ctrl-C confirms. (Before: the first Ctrl-C
+    or Ctrl-D left at once.)"""
+    game = ScriptedGame(at_my_table())
+    screen, playing = await screen_playing(keyboard, game)
+    terminal = screen.terminal
+    assert isinstance(terminal, PipeTerminal)
+    await terminal.answer("harvest", r"^Harvest which field\?")
+    keyboard.send_text(CTRL_C)
+    await terminal.when_shown(LEAVE_ASKED)
+    terminal.type("1")  # the question still stands: this answers it
+    terminal.type("hand")
+    await terminal.when_shown(r"^Your hand")
+    assert game.outcome is None and len(game.submitted) == 1
+    keyboard.send_text(CTRL_D)
+    await watch_count(terminal, LEAVE_ASKED, 2)
+    keyboard.send_text(CTRL_C)
+    assert await within(playing) == Outcome()
+    assert not terminal.saw("Traceback")
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_move_held_up_by_a_seat_not_connected_gets_an_answer(keyboard: PipeInput) -> None:
+    """After a resume without the person's bot, `p` got no echo and no error while the
+    toolbar said "Waiting: you: plant the front card": the step waited for the bot, not
+    connected. Now the line is answered with whom the step waits for."""
+    hands = {0: "chili soy", 1: "blue wax", 2: "garden"}
+    game = ScriptedGame(table(3, 0, hands, fields={0: ["chili", "wax", "coffee"]}))
+    game.view = replace(game.view, connected=frozenset({1}), missing=frozenset({0, 2}))
+    screen, playing = await screen_playing(keyboard, game)
+    terminal = screen.terminal
+    assert isinstance(terminal, PipeTerminal)
+    await terminal.answer("p", r"^sent: your move is played when cy is back \(not connected")
+    assert game.submitted
+    terminal.type("leave")
+    terminal.type("leave")
+    await within(playing)
+
+
+async def watch_count(terminal: PipeTerminal, pattern: str, count: int) -> None:
+    """Until `pattern` has been shown `count` times."""
+    await terminal.watched.when(
+        lambda _: sum(bool(re.search(pattern, said)) for said in terminal.said()) >= count, 10
+    )
 
 
 @pytest_twisted.ensureDeferred

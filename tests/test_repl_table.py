@@ -184,3 +184,62 @@ async def test_two_people_and_a_bot_play_and_one_killed_comes_back_with_resume(
     ended = GameFile.read(game_files(env)[bot]).end  # the bot played to the end too
     assert ended is not None and ended["kind"] == "end"
     assert not any("Traceback" in line for person in people for line in person.lines)
+
+
+@pytest.mark.slow
+@pytest_twisted.ensureDeferred
+async def test_a_person_who_leaves_finds_the_game_going_on_with_their_bots_and_resumes_it(
+    keyboard: PipeInput,
+) -> None:
+    """ann plays two bots of her own and leaves mid-game: the lobby says the game goes on and
+    how to come back, her bots play on (they are not stopped), and `resume 1` typed at once
+    takes her back (the list is read afresh), with the table and her hand, to the end of the
+    game. (Before: leaving stopped the bots, the lobby spoke of a rematch, and `resume 1`
+    said there was no unfinished game 1.)"""
+    lobby = await start_lobby()
+    terminal = PipeTerminal(keyboard)
+    screens: list[tuple[GameScreen, ToolbarWatch]] = []
+
+    def screen_with_typist(terminal: Terminal) -> GameScreen:
+        screen = GameScreen(terminal)
+        Typist(reactor, screen, keyboard)
+        screens.append((screen, ToolbarWatch(screen)))
+        return screen
+
+    def at_step(step: int) -> bool:
+        game = screens[0][0].game if screens else None
+        return game is not None and game.step >= step
+
+    ann = Deferred.fromCoroutine(
+        run_connect(reactor, connect_args(lobby.port), terminal, game_screen=screen_with_typist)
+    )
+    try:
+        await terminal.when_shown(r"^Connected to the lobby at")
+        await terminal.answer("create 3 friday proofs=1", r"^Type ready when you are")
+        await terminal.answer("bot", BOT_SEATED, 30)
+        terminal.type("bot")
+        await terminal.watched.when(
+            lambda _: len([t for t in terminal.said() if re.match(BOT_SEATED, t)]) == 2, 30
+        )
+        await terminal.answer("ready", r"^The room is full and everyone is ready")
+        await terminal.when_shown(r"^The cards are dealt\.$", 60)
+        await screens[0][1].when(lambda _: at_step(40), 120)  # a few turns in
+        terminal.type("leave")
+        terminal.type("leave")
+        await terminal.when_shown(
+            r"^Back in the lobby\. You left the game with bot-\w+ and bot-\w+; it goes on "
+            r"without you while the others wait for you; your bots .* play on, and end with "
+            r"the game: resume 1 takes you back\.",
+            30,
+        )
+        assert not terminal.saw("rematch plays again")
+        await terminal.answer("resume 1", r"^Back into your game with bot-\w+ and bot-\w+")
+        await terminal.when_shown(r"^You are back at the table with bot-\w+ and bot-\w+\.$", 30)
+        await terminal.when_shown(r"^Your hand", 30)
+        await terminal.when_shown(r"^Back in the lobby\. resume lists", GAME_SECONDS)
+        terminal.type("quit")
+        assert await within(ann) == 0
+    finally:
+        await lobby.stop()
+    assert any(re.match(r"^Game over\..*the audit passed\.$", line) for line in terminal.said())
+    assert not terminal.saw("Traceback")

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from client.bots import player as bot_player
 from tests.processes import BIN
 
 SCRIPT = Path(__file__).resolve().parent.parent / "scripts" / "tmux-demo"
@@ -73,3 +74,41 @@ def assert_the_end_shows_the_story(screen: str) -> None:
     assert all(len(row) <= len(rows[axis]) for row in rows[:axis])  # no point past the axis
     assert re.fullmatch(r" {5}1 .* \d+ turn", rows[axis + 1]), screen
     assert any(re.search(r"\d", row[5:]) for row in rows[:axis])  # the players are drawn
+
+
+# A person who answers no offer holds each bot's trading up as long as a bot waits for answers:
+# at 90 s a wait, the game takes hours. Bots that wait 10 s at most (issue 25, the bots' part)
+# make it minutes.
+BOTS_WAIT_SECONDS = getattr(bot_player, "PATIENT_SECONDS", 0.0)
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
+@pytest.mark.skipif(
+    BOTS_WAIT_SECONDS > 10,
+    reason=f"bots wait {BOTS_WAIT_SECONDS:g} s for each unanswered offer: the game takes hours",
+)
+def test_one_ctrl_c_not_confirmed_does_not_end_a_game_played_to_its_end(tmp_path: Path) -> None:
+    """A person who answers no offer presses Ctrl-C once mid-game and types `hand` when asked
+    whether to leave: the game ends normally, and the closing note measures the offers the
+    person saw per turn and the longest wait on their answer. (Before: that Ctrl-C left the
+    game at once.)"""
+    end = tmp_path / "end.txt"
+    session = f"bean-demo-ctrl-c-{os.getpid()}"
+    command = [sys.executable, str(SCRIPT), str(end), "--ctrl-c", "--session", session]
+    run = subprocess.run(
+        [*command, "--client", str(BIN / "bean-client")],
+        capture_output=True, text=True, timeout=2000,
+    )  # fmt: skip
+    screen = end.read_text() if end.exists() else ""
+    assert run.returncode == 0, run.stderr + screen
+    note = re.search(
+        r"Bot offers shown to the person per turn: mean (\d+\.\d), max (\d+)\. The longest "
+        r"wait on the person's answer: (\d+\.\d) s\.",
+        run.stdout,
+    )
+    assert note, run.stdout
+    assert_the_end_shows_the_story(screen)
+    assert "Traceback" not in screen
+    left = subprocess.run(["tmux", "has-session", "-t", session], capture_output=True)
+    assert left.returncode != 0, "the tmux session was left behind"

@@ -23,7 +23,15 @@ from client.bots.fairness import SeatTally, independent_games, mirror_games, wil
 from client.bots.ladder import GREEDY, PLANNER, RANDOM, PairingResult, percentile, run_ladder
 from client.bots.planner import PlannerBot
 from client.bots.player import BotPlayer
-from client.bots.process import BotFailed, BotProcess, RoomBot, spawn_bot, start_room_bot
+from client.bots.process import (
+    BotFailed,
+    BotProcess,
+    RoomBot,
+    bot_profile,
+    is_bot_profile,
+    spawn_bot,
+    start_room_bot,
+)
 from client.bots.shown import Unanswering, offers_shown
 from client.bots.strategies import STRATEGIES, GreedyBot, RandomBot, play_local_game, strategy_named
 from client.bots.strategy import Hand, Strategy
@@ -45,7 +53,9 @@ __all__ = [
     "SeatTally",
     "Strategy",
     "Unanswering",
+    "bot_profile",
     "independent_games",
+    "is_bot_profile",
     "mirror_games",
     "offers_shown",
     "percentile",

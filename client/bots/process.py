@@ -3,13 +3,16 @@ key and secrets, which this process never sees (it reads only what the bot print
 
 `bean-client play` seats its bots at its own lobby this way; the lobby prompt's `bot` command
 adds one to the person's room (`RoomBot`: `bean-client bot --room N --owned`, which says once
-seated who it is, and leaves if this client goes away before the game starts).
+seated who it is, and leaves if this client goes away before the game starts). Both run
+`--apart`, in a session of their own: a Ctrl-C at the person's terminal does not reach them,
+and once their game has started they play it to its end, with or without their person.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -24,6 +27,16 @@ from twisted.python.failure import Failure
 
 STOP_GRACE = 10.0  # seconds a stopped bot may take to end before it is killed
 REAP_SECONDS = 0.5
+
+
+def bot_profile(owner: str, number: int) -> str:
+    """The key profile of a person's `number`th bot (`owner`: the person's profile, or "play"
+    for `bean-client play`); resume knows a bot's seat by it (`is_bot_profile`)."""
+    return f"{owner}-bot{number}"
+
+
+def is_bot_profile(profile: str) -> bool:
+    return re.fullmatch(r".+-bot\d+", profile) is not None
 
 
 class BotProcess(ProcessProtocol):
@@ -147,7 +160,7 @@ def start_room_bot(
     bot = RoomBot(strategy, room, profile)
     bot.process.on_line = bot.heard
     command = [
-        "-m", "client.cli", "bot", lobby, "--room", str(room), "--owned",
+        "-m", "client.cli", "bot", lobby, "--room", str(room), "--owned", "--apart",
         "--strategy", strategy, "--profile", profile, "--listen", listen, *options,
     ]  # fmt: skip
 

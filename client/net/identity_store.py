@@ -100,6 +100,17 @@ def _load(path: Path) -> Identity:
 def find_identity(public_key: bytes, directory: Path | None = None) -> Identity | None:
     """The user's identity whose public key this is, among all its profiles (a game file
     names the key its seat played with, not the profile)."""
+    found = _find(public_key, directory)
+    return found[1] if found is not None else None
+
+
+def find_profile(public_key: bytes, directory: Path | None = None) -> str | None:
+    """The name of the user's profile whose key this is (a bot's: NAME-botN)."""
+    found = _find(public_key, directory)
+    return found[0] if found is not None else None
+
+
+def _find(public_key: bytes, directory: Path | None) -> tuple[str, Identity] | None:
     folder = directory or identity_dir()
     for path in sorted(folder.glob("*.key")):
         try:
@@ -107,5 +118,5 @@ def find_identity(public_key: bytes, directory: Path | None = None) -> Identity 
         except (IdentityError, OSError):
             continue
         if identity.public_key == public_key:
-            return identity
+            return path.stem, identity
     return None

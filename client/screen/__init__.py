@@ -35,6 +35,7 @@ from client.screen.repl import (
     play_resumed,
     play_roster,
     screen_for,
+    take_a_bots_seat,
     terminal_for,
 )
 from client.screen.story import render_story
@@ -57,5 +58,6 @@ __all__ = [
     "screen_for",
     "show",
     "story_lines",
+    "take_a_bots_seat",
     "terminal_for",
 ]

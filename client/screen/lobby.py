@@ -10,9 +10,11 @@ going, getting ready, chat) is printed above the prompt. Whatever fails is said 
 never as a traceback. docs/repl.md lists the commands.
 
 `bot` adds a bot to the room as a process of its own (client.bots.process), which this client
-stops when the person leaves the room or the program, or when the game ends; `who` knows the
-bots this client started by their keys. `resume N` plays an unfinished game of this identity
-again, from the list shown at the start.
+stops when the person leaves the room or the program before its game starts; once the game
+has started the bot plays it to its end, also when the person leaves it (the game goes on,
+and `resume N` takes them back); `unbot` takes one out. `who` knows the bots this client
+started by their keys. `resume N` plays an unfinished game of this identity again, from the
+list as it is when typed. Ctrl-C or Ctrl-D at a lobby prompt ends the program (`Quit`).
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ from twisted.internet.defer import Deferred
 from twisted.internet.defer import TimeoutError as RequestTimeout
 from twisted.internet.error import CannotListenError
 
-from client.bots import BotFailed, RoomBot, start_room_bot
+from client.bots import BotFailed, RoomBot, bot_profile, start_room_bot
 from client.gamefile import GameFile, GameFileError, unfinished_games
 from client.net import (
     FoundLobby,
@@ -73,10 +75,12 @@ from client.screen.render import (
 )
 from client.screen.repl import (
     GameScreen,
+    Interrupted,
     LinePrompt,
     RichLooks,
     Terminal,
     in_twisted,
+    on_ctrl_c,
     play_resumed,
     play_roster,
     terminal_for,
@@ -93,6 +97,11 @@ LEFT_BECAUSE = {"dropped": "the lobby dropped them", "idle": "idle too long"}
 RESUME_PROBLEMS = (GameFileError, LanProblem, OSError, TableRefused)
 
 Discover = Callable[[Any], Deferred[list[FoundLobby]]]
+
+
+class Quit(Exception):
+    """Ctrl-C or Ctrl-D at a lobby prompt ("lobby>", "Your name:"): the program ends; the
+    sentence says so."""
 
 
 async def run_connect(
@@ -156,13 +165,30 @@ class LobbyScreen(LobbyListener):
         self.last_game: GameStart | None = None  # what `rematch` plays again
         self.unfinished: list[GameFile] = []  # the list `resume N` picks from, as last shown
         self.bots: list[RoomBot] = []  # the bots this client started for its room
+        self.bots_playing_on: list[RoomBot] = []  # of those, at a game the person left
         self._playing = False
         self._room: RoomState | None = None  # the room as last seen (who was ready)
+        self._reading: LinePrompt | None = None  # the prompt a line is awaited from
+        self._ctrl_c = False  # a SIGINT came (plain mode, or between prompts)
         completer = LobbyCompleter(lambda: self.rooms, self._bot_names, lambda: self.unfinished)
         self.prompt: LinePrompt = terminal.prompt(self._toolbar, completer, self._status)
         self.asking: LinePrompt = terminal.prompt(asks=True)
 
     async def run(self, address: tuple[str, int] | None) -> int:
+        try:
+            with on_ctrl_c(self._interrupted):
+                await self._prompts(address)
+        except Quit as ending:
+            self.terminal.say(str(ending))
+        await self._stop_bots()
+        if self.bots_playing_on:
+            names = join_words([bot.name or bot.profile for bot in self.bots_playing_on])
+            self.terminal.say(f"Your bots {names} play on in the game you left, to its end.")
+        await self._disconnect()
+        return 0
+
+    async def _prompts(self, address: tuple[str, int] | None) -> None:
+        """The lobby prompt, and game mode whenever a room starts, until the person quits."""
         self._list_unfinished_games()
         address = address or await self._find_lobby()
         if address is not None:
@@ -172,8 +198,6 @@ class LobbyScreen(LobbyListener):
                 await self._play(self.starting)
                 continue
             line = await self._ask(self.prompt, "lobby> ", pre_run=self._game_waiting)
-            if line is None:
-                break
             if not line.strip():
                 continue
             try:
@@ -182,22 +206,38 @@ class LobbyScreen(LobbyListener):
                 self._error(str(error))
                 continue
             if isinstance(request, LobbyQuit):
-                break
+                return
             await self._do(request)
-        await self._stop_bots()
-        await self._disconnect()
-        return 0
 
     # --- reading lines -----------------------------------------------------------------------
 
     async def _ask(
         self, prompt: LinePrompt, message: str, pre_run: Callable[[], None] | None = None
-    ) -> str | None:
-        """A line from the person; None when they close the terminal (Ctrl-D) or press Ctrl-C."""
+    ) -> str:
+        """A line from the person; Quit when they press Ctrl-C or Ctrl-D (or input ends)."""
+        self._reading = prompt
         try:
-            return await in_twisted(prompt.line(message, pre_run))
-        except (EOFError, KeyboardInterrupt):
-            return None
+            line = "" if self._ctrl_c else await in_twisted(prompt.line(message, pre_run))
+        except Interrupted:
+            self._ctrl_c = True
+        except EOFError:
+            key = "Your input has ended" if self.terminal.plain else "Ctrl-D"
+            raise Quit(f"{key}: bean-client ends. Goodbye.") from None
+        finally:
+            self._reading = None
+        if self._ctrl_c:
+            raise Quit("Ctrl-C: bean-client ends. Goodbye.")
+        return line
+
+    def _interrupted(self) -> None:
+        """A SIGINT: the line awaited ends, and with it the program (`_ask`); while a game is
+        set up (its own screen takes Ctrl-C once it plays), it is only said how to leave."""
+        if self._playing:
+            self.terminal.say("The game is being set up: Ctrl-C at its prompt asks to leave it.")
+            return
+        self._ctrl_c = True
+        if self._reading is not None:
+            self._reading.end()
 
     def _game_waiting(self) -> None:
         """As the lobby prompt starts: a roster that came while it was being set up ends it."""
@@ -212,10 +252,7 @@ class LobbyScreen(LobbyListener):
     def _list_unfinished_games(self, files: bool = False) -> None:
         """This identity's games that never ended, numbered for `resume N` (with `files`, the
         game file of each too, for `bean-client replay` and the like)."""
-        key = self.identity.public_key
-        self.unfinished = [
-            game for game in unfinished_games() if game.roster.seats[game.seat].public_key == key
-        ]
+        self._read_unfinished_games()
         if not self.unfinished:
             return
         self.terminal.say("Your unfinished games (resume N goes back into one):")
@@ -223,6 +260,13 @@ class LobbyScreen(LobbyListener):
             self.terminal.say(f"  {number}) {_unfinished_words(game)}")
             if files:
                 self.terminal.say(f"     {game.path}")
+
+    def _read_unfinished_games(self) -> None:
+        """The list `resume N` picks from, read from the games directory as it is now."""
+        key = self.identity.public_key
+        self.unfinished = [
+            game for game in unfinished_games() if game.roster.seats[game.seat].public_key == key
+        ]
 
     async def _find_lobby(self) -> tuple[str, int] | None:
         """The lobby discovery finds: the only one, or the one the person picks."""
@@ -430,7 +474,7 @@ class LobbyScreen(LobbyListener):
         host, port = self.address
         lobby_address = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
         used = {bot.profile for bot in self.bots}
-        profiles = (f"{self.args.profile}-bot{n}" for n in range(1, len(used) + 2))
+        profiles = (bot_profile(self.args.profile, n) for n in range(1, len(used) + 2))
         bot = start_room_bot(
             self.reactor,
             lobby_address,
@@ -483,13 +527,17 @@ class LobbyScreen(LobbyListener):
         await bot.process.ended
 
     def _forget_bot(self, bot: RoomBot) -> None:
+        if bot in self.bots_playing_on:
+            self.bots_playing_on.remove(bot)
         if bot in self.bots:
             self.bots.remove(bot)
             self.prompt.redraw()
 
     async def _stop_bots(self) -> None:
-        """The room or the game is over for this person: so it is for their bots."""
-        bots, self.bots = self.bots, []
+        """The room or the game is over for this person: so it is for their bots, but for
+        those at a game the person left, which play on until it ends (or `unbot`)."""
+        bots = [bot for bot in self.bots if bot not in self.bots_playing_on]
+        self.bots = [bot for bot in self.bots if bot in self.bots_playing_on]
         for bot in bots:
             bot.process.stop(self.reactor)
         for bot in bots:
@@ -510,6 +558,7 @@ class LobbyScreen(LobbyListener):
             if not self.unfinished:
                 self.terminal.say("You have no unfinished game on this machine.")
             return
+        self._read_unfinished_games()  # a game left since the list was shown is on it now
         if not 1 <= number <= len(self.unfinished):
             count = len(self.unfinished)
             known = f"1 to {count}" if count > 1 else "1" if count else "none: resume lists them"
@@ -524,6 +573,7 @@ class LobbyScreen(LobbyListener):
         here = self.listener.port
         same_port = here is not None and here.getHost().port == seat.port
         screen = self.game_screen(self.terminal)
+        screen.own_bots = self._own_bots()
         self._playing = True
         try:
             await play_resumed(
@@ -560,24 +610,50 @@ class LobbyScreen(LobbyListener):
         seat = Seat.from_args(args, self.name, args.profile, host, port)
         terms = self.lobby.terms if self.lobby is not None else None
         self._playing = True
+        left = False
         try:
             screen = self.game_screen(self.terminal)
             screen.own_bots = self._own_bots()
-            await play_roster(
+            outcome = await play_roster(
                 self.reactor, seat, self.identity, self.listener, roster, terms, screen
             )
+            left = outcome.left
         except TableRefused as refused:
             self._error(f"the game did not start: {refused}")
         except (GameFileError, OSError) as error:  # the game file could not be written
             self._error(f"the game could not be played: {error}")
         finally:
             self._playing = False
-            await self._stop_bots()  # ended with the game; stopped if the person left it
-        self.terminal.say(
-            "Back in the lobby. rematch plays again with the same seats and options; "
-            "rooms lists the open rooms; quit ends."
-        )
+            if not left:  # ended with the game; a game left goes on with them
+                await self._stop_bots()
+        if left:
+            self.bots_playing_on += self.bots
+            self._say_left(roster)
+        else:
+            self.terminal.say(
+                "Back in the lobby. rematch plays again with the same seats and options; "
+                "rooms lists the open rooms; quit ends."
+            )
         await self._connected()
+
+    def _say_left(self, roster: GameStart) -> None:
+        """What became of the game the person left: it goes on, and `resume N` goes back."""
+        self._read_unfinished_games()
+        found = enumerate(self.unfinished, 1)
+        numbers = [n for n, game in found if game.roster.game_id == roster.game_id]
+        number = numbers[0] if numbers else None
+        others = join_words([s.name for s in roster.seats if s.name != self.name])
+        back = f"resume {number} takes you back" if number else "resume lists your games"
+        bots = (
+            f"; your bots ({join_words(self._bot_names())}) play on, and end with the game"
+            if self.bots
+            else ""
+        )
+        self.terminal.say(
+            f"Back in the lobby. You left the game with {others}; it goes on without you "
+            f"while the others wait for you{bots}: {back}. If you do not come back within "
+            f"{self.args.abandon_after:g} s, the others end it without you."
+        )
 
     # --- what the lobby says unasked (LobbyListener) ------------------------------------------
 
@@ -620,7 +696,7 @@ class LobbyScreen(LobbyListener):
             return
         said = str(reason) if isinstance(reason, LobbyDisconnected) else f"the lobby: {reason}"
         self._error(f"{said.rstrip('.')}; the next command connects again")
-        if self.bots:
+        if any(bot not in self.bots_playing_on for bot in self.bots):
             self.terminal.say("Your bots are stopped: the room is gone for you.")
             Deferred.fromCoroutine(self._stop_bots())
 

@@ -17,8 +17,10 @@ import getpass
 import math
 import os
 import shutil
+import signal
 import sys
-from collections.abc import Callable, Coroutine, Mapping, Sequence
+from collections.abc import Callable, Coroutine, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from textwrap import fill
@@ -98,6 +100,10 @@ from protocol.table import MIN_PROOF_ROUNDS
 
 LOG_LINES = 40
 MIN_WIDTH = 40  # narrower terminals get this, cut by the terminal
+LEAVE_QUESTION = (
+    "the others cannot go on without you; type leave again (or press Ctrl-C) to leave the "
+    "game; any other command plays on"
+)
 CLOCK_REFRESH_SECONDS = 1.0
 CLOCK_WARNING_SECONDS = 10
 T = TypeVar("T")
@@ -206,10 +212,16 @@ class Terminal:
         return RichPrompt(session)
 
 
+class Interrupted(Exception):
+    """Ctrl-C at a prompt. Not KeyboardInterrupt: asyncio lets that out of the task awaiting
+    the prompt and out of the event loop, past every caller, as a traceback."""
+
+
 class LinePrompt(Protocol):
-    """Where the REPL reads a line: `line` raises EOFError or KeyboardInterrupt when the person
-    closes it; `redraw` when what the toolbar shows has changed; `end` ends the line awaited
-    (it returns empty) when something else takes over."""
+    """Where the REPL reads a line: `line` raises EOFError when the person closes it (Ctrl-D;
+    in plain mode, once input has ended for good) or Interrupted for Ctrl-C; `redraw` when
+    what the toolbar shows has changed; `end` ends the line awaited (it returns empty) when
+    something else takes over."""
 
     async def line(
         self,
@@ -236,9 +248,12 @@ class RichPrompt:
         refresh_interval: float = 0.0,
     ) -> str:
         with patch_stdout(raw=True):
-            return await self.session.prompt_async(
-                message, pre_run=pre_run, refresh_interval=refresh_interval
-            )
+            try:
+                return await self.session.prompt_async(
+                    message, pre_run=pre_run, refresh_interval=refresh_interval
+                )
+            except KeyboardInterrupt:
+                raise Interrupted from None
 
     def redraw(self) -> None:
         redraw(self.session)
@@ -403,6 +418,10 @@ class HumanPlayer(Player):
         self.terminal.show(self.looks.your_turn(view))
         self.terminal.show(self.looks.hand(view))
         self.terminal.ring()
+
+    def dealt_already(self) -> None:
+        """A resumed seat's cards were dealt before: the next cards opened are drawn ones."""
+        self._dealt = True
 
     def _show_takers(self, game: PeerGame) -> None:
         """The takers of my offers to everyone, each time they change, with the lines that
@@ -571,22 +590,68 @@ class GameScreen:
         self.prompt.end()
 
     async def play(self, game: PeerGame) -> Outcome:
-        """The prompt until the game ends (an asyncio coroutine: run it with `in_twisted`)."""
+        """The prompt until the game ends (an asyncio coroutine: run it with `in_twisted`).
+        Ctrl-C or Ctrl-D asks as `leave` does, whenever it comes (a SIGINT between prompts,
+        or in plain mode, too); input that has ended for good leaves."""
         self.game = game
         self.terminal.warn_if_narrow()
         name = game.names[game.seat]
         clock = game.turn_seconds > 0  # its countdown is redrawn with no key pressed
-        while game.outcome is None:
-            try:
-                line = await self.prompt.line(
-                    f"{name}> ", refresh_interval=CLOCK_REFRESH_SECONDS if clock else 0
-                )
-            except (EOFError, KeyboardInterrupt):
-                game.stop("the player closed the REPL")
-                break
-            self.enter(line)
+        with on_ctrl_c(lambda: self._ctrl_c(game)):
+            while game.outcome is None:
+                try:
+                    line = await self.prompt.line(
+                        f"{name}> ", refresh_interval=CLOCK_REFRESH_SECONDS if clock else 0
+                    )
+                except Interrupted:
+                    self._leave_asked(game)
+                    continue
+                except EOFError:
+                    if self.terminal.plain:
+                        self._input_ended(game)
+                        break
+                    self._leave_asked(game)
+                    continue
+                self.enter(line)
         assert game.outcome is not None  # set when the game ended or the player left
         return game.outcome
+
+    def welcome_back(self, game: PeerGame) -> None:
+        """After a resume, as at a game's start: who is at the table, the table, the hand."""
+        others = join_words([name for seat, name in enumerate(game.names) if seat != game.seat])
+        self.terminal.say(f"You are back at the table with {others}.")
+        view = self._view()
+        if view is None:
+            self.terminal.say("The cards are still being dealt.")
+            return
+        self.player.dealt_already()
+        for text in self.looks.table(view, game.table.code, game.roster.options.proof_rounds):
+            self.terminal.show(text)
+        self.terminal.show(self.looks.hand(view))
+
+    def _ctrl_c(self, game: PeerGame) -> None:
+        """A SIGINT while no prompt took Ctrl-C as a key (plain mode, or between prompts)."""
+        if game.outcome is None:
+            self._leave_asked(game)
+            self._refresh()
+
+    def _leave_asked(self, game: PeerGame) -> None:
+        """`leave`, Ctrl-C or Ctrl-D: the first asks, the next confirms (any other line in
+        between cancels; a question open stays open)."""
+        if self._leaving:
+            game.stop("the player left")
+        else:
+            self._leaving = True
+            self.terminal.show(self.looks.error(LEAVE_QUESTION))
+
+    def _input_ended(self, game: PeerGame) -> None:
+        """Plain mode's input has ended: nothing more can be typed, not even a yes."""
+        self.terminal.say(
+            "Your input has ended (Ctrl-D, or the end of what was piped in), so nothing more "
+            "can be typed here: you leave the game. bean-client resume, or resume at the "
+            "lobby prompt, takes you back while the others wait."
+        )
+        game.stop("the player's input ended")
 
     def enter(self, line: str) -> None:
         """A line the person typed (tests type some directly, at a moment of their choice)."""
@@ -613,24 +678,35 @@ class GameScreen:
                 game.submit(command.actions)
             except RuleError as error:
                 self.terminal.show(looks.error(view.readable(error)))
+            else:
+                self._say_held_up(game)
         elif isinstance(command, ShowView):
             self._show(command, view)
         elif isinstance(command, Say):
             game.chat(command.text)
             self.terminal.show(looks.chat(game.names[game.seat], command.text))
         elif isinstance(command, LeaveGame):
-            if self._leaving:
-                game.stop("the player left")
-            else:
-                self._leaving = True
-                self.terminal.show(
-                    looks.error(
-                        "the others cannot go on without you; type leave again to leave the game"
-                    )
-                )
+            asked = not self._leaving
+            self._leave_asked(game)
+            if asked:
                 return question
         self._leaving = False
         return None
+
+    def _say_held_up(self, game: PeerGame) -> None:
+        """A move is shown once its step is played, which waits for every seat's message: when
+        a seat that has not sent its own is not connected, say so now, or the line typed
+        would get no answer at all (as after a resume without the bots that were stopped)."""
+        absent = _absent(game)
+        if absent:
+            who = join_words([game.names[seat] for seat in absent])
+            self.terminal.show(
+                self.looks.notice(
+                    f"sent: your move is played when {who} "
+                    f"{'is' if len(absent) == 1 else 'are'} back (not connected now), or "
+                    "when the others end the game without them"
+                )
+            )
 
     def _show(self, command: ShowView, view: PlayerView) -> None:
         game = self.game
@@ -656,6 +732,21 @@ class GameScreen:
             show(looks.help(command.topic))
 
 
+@contextmanager
+def on_ctrl_c(then: Callable[[], None]) -> Iterator[None]:
+    """While in the block, a SIGINT (Ctrl-C that no prompt takes as a key: plain mode, or
+    between prompts) calls `then` on the event loop, in place of what it did before
+    (prompt_toolkit puts this back after each prompt of its own)."""
+    from twisted.internet import reactor
+
+    before = signal.signal(signal.SIGINT, lambda *_: reactor.callFromThread(then))
+    try:
+        yield
+    finally:
+        if before is not None:  # (None: a handler not set from Python, left as it was)
+            signal.signal(signal.SIGINT, before)
+
+
 def redraw(session: PromptSession[str]) -> None:
     """Draw the prompt and its toolbar again: what they show has changed."""
     app = session.app
@@ -673,6 +764,13 @@ def end_prompt(session: PromptSession[str]) -> None:
 def in_twisted(coroutine: Coroutine[Any, Any, T]) -> Deferred[T]:
     """Await an asyncio coroutine (prompt_toolkit's) from Twisted code on the same loop."""
     return Deferred.fromFuture(asyncio.ensure_future(coroutine))
+
+
+def _absent(game: PeerGame) -> list[int]:
+    """The seats the step waits for that are not connected: away, or not back yet."""
+    view = game.view
+    gone = view.away | (frozenset(range(len(view.names))) - view.connected - {view.seat})
+    return sorted(view.missing & gone)
 
 
 def _clock_words(left: float, whose: str = "Your clock: ") -> str:
@@ -746,9 +844,31 @@ async def play_resumed(
 
     playing.addErrback(before_the_start)
     screen.game = await started
+    screen.welcome_back(screen.game)
     await in_twisted(screen.play(screen.game))
     _, outcome = await playing
     return outcome
+
+
+async def take_a_bots_seat(terminal: Terminal, path: Path, profile: str, own: Path | None) -> bool:
+    """Ask before the person takes over the seat of a bot of their own (`bean-client resume`
+    on the bot's game file, which lies beside theirs); True for yes."""
+    yours = f"; your own seat's file is {own}" if own is not None else ""
+    terminal.say(
+        f"{path} is the game file of a bot you started (its key is {profile}), not of your "
+        f"own seat{yours}. A seat is played by one of you at a time: take it only if the "
+        "bot has stopped."
+    )
+    try:
+        answer = await in_twisted(
+            terminal.prompt(asks=True).line("Take the bot's seat yourself (yes or no)? ")
+        )
+    except (Interrupted, EOFError):
+        answer = ""
+    if answer.strip().casefold() in ("y", "yes"):
+        return True
+    terminal.say("Not resumed." + (f" bean-client resume {own} is your own seat." if own else ""))
+    return False
 
 
 def terminal_for(args: argparse.Namespace) -> Terminal:
