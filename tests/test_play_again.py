@@ -106,7 +106,8 @@ async def test_a_yes_sets_a_fresh_table_with_fresh_bots_and_an_empty_line_ends(
     assert len(typists) == 2 and all(typist.typed for typist in typists)
     said = terminal.said()
     assert said.count("Waiting for 2 bots to join the table...") == 2
-    assert len([text for text in said if re.match(r"Game over\.", text)]) == 2
+    assert len([text for text in said if re.search(r"Game over: .* Coins: ", text)]) == 2
+    assert said.count("Every player's machine agrees; the audit passed.") == 2
     codes = {text for text in said if text.startswith("Table code: ")}
     assert len(codes) == 2  # two tables
     finished = [GameFile.read(path) for path in Path(games_dir()).glob("*.game")]

@@ -139,7 +139,7 @@ def test_plain_mode_ends_in_words_on_sigint_and_when_input_ends(
         try:
             assert person.stdout is not None and person.stdin is not None
             line = b""
-            while not line.startswith(b"Connected to the lobby"):
+            while b"Connected to the lobby" not in line:
                 line = person.stdout.readline()
                 assert line, "bean-client ended before it connected"
             if ending == "sigint":  # input stays open until the program has ended

@@ -925,10 +925,12 @@ async def ask_play_again(terminal: Terminal) -> bool:
     anything else, Ctrl-C, Ctrl-D or the end of input is a no."""
 
     async def asking() -> str:
+        prompt = terminal.prompt(asks=True)
         try:
-            return await terminal.prompt(asks=True).line("Play again? [y/N] ")
-        except (EOFError, KeyboardInterrupt):  # caught in the task that awaits the prompt,
-            return ""  # which asyncio would otherwise let out of the event loop
+            with on_ctrl_c(prompt.end):  # a SIGINT in plain mode ends the line: a no
+                return await prompt.line("Play again? [y/N] ")
+        except (EOFError, Interrupted):
+            return ""
 
     answer = await in_twisted(asking())
     return answer.strip().casefold() in ("y", "yes")
