@@ -8,7 +8,7 @@ roster's key for that seat, or the lobby key it remembers) and fails closed othe
 Encryption and integrity are TLS's (AES-GCM or ChaCha20-Poly1305); nothing here is a cipher.
 
 Pure: the contexts are built here, the times passed in; sockets and the reactor are the
-callers' (client/net/sealed.py, lobby/tls.py).
+callers' (client/net/sealed.py, which the lobby listens with too).
 """
 
 from __future__ import annotations
