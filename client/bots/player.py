@@ -3,9 +3,12 @@ game waits for it, knowing only what its seat knows (the driver's view).
 
 A bot that holds up the game while it waits for answers to its offers (a person thinking over
 its gift or its offer) waits as long as the room's turn clock allows (the clock then makes the
-seat's default moves, as for anyone) or, in a room without one, `answers_within` seconds (10:
-no peer says that its person is typing, so a bot cannot tell thinking from looking away; an
-offer left unanswered lapses when trading ends, as at a real table). One
+seat's default moves, as for anyone) or, in a room without one, until a seat has owed it an
+answer for `answers_within` seconds (9, so that with the step that ends trading a person's
+silence holds the table under 10 s: no peer says that its person is typing, so a bot cannot
+tell thinking from looking away; an offer left unanswered lapses when trading ends, as at a
+real table). The bot's own moves meanwhile (a taker chosen, a new offer) do not start that
+wait again; a seat that answers everything owes nothing until it is asked again. One
 that waits with no offer of its own open (an active player with nothing more to offer) gives
 the others `offers_within` seconds to make offers for its face-up cards, unless a step has
 been played since its duty began (every seat has had its say). Then its strategy's
@@ -21,11 +24,11 @@ from client.bots.strategy import Strategy
 from client.game import Outcome, PeerGame, Player
 from client.turn_clock import blocking_duty
 from protocol.lockstep import StepReport
-from protocol.rules import Action, RuleError, waiting_for
+from protocol.rules import Action, RuleError, accepters, waiting_for
 
 log = Logger()
 
-PATIENT_SECONDS = 10.0  # how long a bot waits for answers in a room without a turn clock
+PATIENT_SECONDS = 9.0  # how long a seat may owe a bot an answer in a room without a turn clock
 A_MOMENT = 0.3  # how long an active bot with nothing more to do waits for others' offers
 
 
@@ -46,6 +49,7 @@ class BotPlayer(Player):
         self.offers_within = offers_within
         self._timer: Any = None
         self._waiting: tuple[str, float] | None = None  # (the duty it holds up, since when)
+        self._owed: dict[int, float] = {}  # seats that owe an answer to an offer of its: since
         self._duty: tuple[str, int] | None = None  # (the duty it holds up, the step it began)
 
     def may_act(self, game: PeerGame) -> None:
@@ -84,21 +88,24 @@ class BotPlayer(Player):
         now = self.reactor.seconds()
         if duty is None:
             self._waiting = None
+            self._owed = {}
             return None
         if self._waiting is None or self._waiting[0] != duty:
             self._waiting = (duty, now)
         if self._duty is None or self._duty[0] != duty:
             self._duty = (duty, game.step)
-        if any(offer.maker == view.seat for offer in view.rules.offers):
-            if game.turn_seconds > 0:
-                return None  # the clock decides how long a person may think it over
-            limit = self.answers_within
-        else:
-            limit = self.offers_within if game.step == self._duty[1] else 0.0
+        mine = [offer for offer in view.rules.offers if offer.maker == view.seat]
+        if mine and game.turn_seconds > 0:
+            return None  # the clock decides how long a person may think it over
+        owing = {seat for offer in mine for seat in accepters(view.rules, offer)}
+        self._owed = {seat: self._owed.get(seat, now) for seat in owing}
+        if self._owed:
+            return min(self._owed.values()) + self.answers_within - now
+        limit = self.offers_within if game.step == self._duty[1] else 0.0
         return self._waiting[1] + limit - now
 
     def _submit(self, game: PeerGame, actions: list[Action]) -> None:
-        self._waiting = None  # a wait is counted from the bot's last move
+        self._waiting = None  # a moment for others' offers is counted from the bot's last move
         try:
             game.submit(actions)
         except RuleError as error:  # a strategy bug; the game goes on without the move
