@@ -127,8 +127,8 @@ def test_table_shows_face_up_cards_and_open_offers_with_ids():
     game = ann_offers_face_soy_for_chili()
     text = plain(render_table(view_of(game, 1)))
     assert "Face up: 1:soy 2:chili" in text
-    assert "  1 Ann to everyone: gives soy (face 1); wants chili open to you" in text
-    assert "  1 You to everyone: gives soy (face 1); wants chili (yours)" in plain(
+    assert "  1 Ann to everyone: gives soy (face 1), wants chili (open to you)" in text
+    assert "  1 You to everyone: give soy (face 1), want chili (yours)" in plain(
         render_table(view_of(game, 0))
     )
 
@@ -337,7 +337,11 @@ def test_an_offer_says_both_sides_from_the_readers_side_and_names_as_typed():
         ),
     }
     for offer, said in offers.items():
-        assert event(game, 0, offer, names=LOWER)[0] == said
+        text, made = event(game, 0, offer, names=LOWER)
+        assert text == said
+        terms = said.removeprefix("ann made offer 1: ").removesuffix(".")  # the table's row too
+        open_to_bob = " (open to you)" if offer.to == 1 else ""
+        assert f"  1 ann: {terms}{open_to_bob}" in plain(render_table(view_of(made, 1, LOWER)))
     mine = MakeOffer(2, give_face_up=(soy,), want_beans=((Bean.BLUE, 1),))
     assert (
         event(game, 0, mine, me=0)[0] == "You made offer 1: give Cat soy (face 1), want Cat's blue."
@@ -409,7 +413,7 @@ def test_the_maker_sees_its_takers_and_a_bidder_whom_it_waits_for():
     assert "Your bid on offer 1 stands: waiting for Ann to choose." in plain(render_hints(bob))
     table_lines = plain(render_table(bob)).split("\n")
     offer_row = table_lines.index(
-        "  1 Ann to everyone: gives soy (face 1); a gift (your bid stands: Ann chooses)"
+        "  1 Ann to everyone: gives soy (face 1) as a gift (your bid stands: Ann chooses)"
     )
     assert table_lines[offer_row + 1] == "    takers: you and Cat"
 

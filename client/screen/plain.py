@@ -41,6 +41,7 @@ from client.screen.render import (
     action_phrase,
     bean_rows,
     consequences,
+    offer_heading,
     offer_terms,
     options_words,
     render_help,
@@ -344,7 +345,7 @@ class PlainLooks:
                 if view.seat in accepters(state, offer)
                 else ""
             )
-            who = f"{_who(view, offer.maker)} to {view.who(offer.to)}"
+            who = offer_heading(view, offer)
             lines.append(f"offer {offer.id}, {who}: {offer_terms(view, offer)}{note}")
         lines += self._hand_lines(view)
         lines.append(f"table code: {code}")

@@ -386,31 +386,28 @@ def _offer_rows(view: PlayerView, width: int) -> list[Cell]:
 
 
 def _offer_cells(view: PlayerView, offer: Offer) -> list[Cell]:
-    """ "7 Ann to everyone: gives soy (#2), chili (face 1); wants 2 blue   open to you"."""
+    """ "7 Ann to everyone: gives soy (#2) and chili (face 1), wants 2 blue   open to you";
+    "8 bot1: gives you green, wants your stink" (the words of the event that made it)."""
     state = view.state
     cells: list[Cell] = [[("class:offer", f"{offer.id:>3}")]]
-    cells += _words(f"{_opening(view, view.who(offer.maker))} to {view.who(offer.to)}:")
-    gives = _offer_gives(view, offer)
-    wants = _offer_wants(view, offer)
-    cells += [[("", "gives")], *gives] if gives else [[("", "gives nothing")]]
-    cells[-1] = [*cells[-1], ("", ";")]
-    cells += [[("", "wants")], *wants] if wants else [[("", "a gift")]]
+    cells += _words(f"{_opening(view, offer_heading(view, offer))}:")
+    cells += _terms_cells(view, offer)
     bidders = [bid.bidder for bid in bids_on(state, offer.id)]
     if offer.maker == view.seat:
         cells.append([("class:muted", "(yours)")])
     elif view.seat in bidders:
         cells.append([("class:hint", f"(your bid stands: {view.who(offer.maker)} chooses)")])
     elif view.seat in accepters(state, offer):
-        cells.append([("class:hint", "open to you")])
+        cells.append([("class:hint", "(open to you)")])
     if bidders:
         names = join_words([view.who(seat) for seat in bidders])
         cells += _words(f"takers: {names}")
     return cells
 
 
-def _listed(cells: list[Cell]) -> list[Cell]:
-    """Cells as a list: a comma after all but the last."""
-    return [[*cell, ("", ",")] if i < len(cells) - 1 else cell for i, cell in enumerate(cells)]
+def offer_heading(view: PlayerView, offer: Offer) -> str:
+    """Whose offer, and to whom when its terms do not say: "Ann to everyone", "bot1"."""
+    return view.who(offer.maker) + (" to everyone" if offer.to is None else "")
 
 
 def _offer_gives(view: PlayerView, offer: Offer) -> list[Cell]:
@@ -423,7 +420,7 @@ def _offer_gives(view: PlayerView, offer: Offer) -> list[Cell]:
         cells.append([_bean(card), ("class:muted", f" (#{p})")] if card else [("", f"#{p}")])
     for card in offer.give_face_up:
         cells.append([_bean(card), ("class:muted", f" (face {state.face_up.index(card) + 1})")])
-    return _listed(cells)
+    return cells
 
 
 def _offer_wants(view: PlayerView, offer: Offer) -> list[Cell]:
@@ -443,7 +440,7 @@ def _offer_wants(view: PlayerView, offer: Offer) -> list[Cell]:
         cells.append([_bean(card), ("class:muted", f" ({where})")])
     for bean, count in offer.want_beans:
         cells.append([("", f"{count} "), _bean(bean)] if count > 1 else [_bean(bean)])
-    return _listed(cells)
+    return cells
 
 
 def _hand_rows(view: PlayerView, width: int) -> list[Cell]:
@@ -830,26 +827,35 @@ def offer_terms(view: PlayerView, offer: Offer) -> str:
     """An offer's two sides from the reader's side, its maker doing the verbs: "gives you
     green, wants your stink", "gives you green as a gift", "asks for your stink, gives
     nothing" (the reader's own: "give bot1 green, want bot1's stink")."""
+    return to_plain_text(
+        FormattedText([part for cell in _terms_cells(view, offer) for part in [*cell, ("", " ")]])
+    ).strip()
+
+
+def _terms_cells(view: PlayerView, offer: Offer) -> list[Cell]:
+    """offer_terms' words as cells, the beans in their colours."""
     mine = offer.maker == view.seat
     give, want, ask = ("give", "want", "ask") if mine else ("gives", "wants", "asks")
-    gives, wants = (
-        _listed_words(_offer_gives(view, offer)),
-        _listed_words(_offer_wants(view, offer)),
-    )
+    gives, wants = _joined(_offer_gives(view, offer)), _joined(_offer_wants(view, offer))
     from_hand = offer.to is not None and not set(offer.want_cards) & set(view.state.face_up)
-    whose = f"{_whose(view, offer.to)} " if from_hand and offer.to is not None else ""
-    to = f" {view.who(offer.to)}" if offer.to is not None else ""
+    whose = _words(_whose(view, offer.to)) if from_hand and offer.to is not None else []
+    to = _words(view.who(offer.to)) if offer.to is not None else []
     if gives and wants:
-        return f"{give}{to} {gives}, {want} {whose}{wants}"
+        gives[-1] = [*gives[-1], ("", ",")]
+        return [*_words(give), *to, *gives, *_words(want), *whose, *wants]
     if gives:
-        return f"{give}{to} {gives} as a gift"
-    asked = "" if whose or offer.to is None else to  # "asks bot1 for wax (face 2)"
-    return f"{ask}{asked} for {whose}{wants}, {give} nothing"
+        return [*_words(give), *to, *gives, *_words("as a gift")]
+    asked = [] if whose or offer.to is None else to  # "asks bot1 for wax (face 2)"
+    wants[-1] = [*wants[-1], ("", ",")]
+    return [*_words(ask), *asked, *_words("for"), *whose, *wants, *_words(f"{give} nothing")]
 
 
-def _listed_words(cells: list[Cell]) -> str:
-    """Listed cells as words: "soy (#1) and chili (face 1)"."""
-    return join_words([to_plain_text(FormattedText(cell)).rstrip(",") for cell in cells])
+def _joined(cells: list[Cell]) -> list[Cell]:
+    """Cells as words are joined: "a", "a and b", "a, b and c"."""
+    if len(cells) <= 1:
+        return list(cells)
+    listed = [[*cell, ("", ",")] for cell in cells[:-2]]
+    return [*listed, cells[-2], [("", "and")], cells[-1]]
 
 
 def _trade(view: PlayerView, offer: Offer, given: Sequence[Card], bid: bool = False) -> str:
