@@ -17,12 +17,13 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-from prompt_toolkit.formatted_text import FormattedText
+from prompt_toolkit.formatted_text import FormattedText, to_plain_text
 
 from client.ending import seats_in
 from client.gamefile import GameFile, GameFileError
 from client.screen import (
     PlayerView,
+    ascii_punctuation,
     colour_wanted,
     plain_wanted,
     render_event,
@@ -205,12 +206,13 @@ def run_audit(path: Path) -> int:
     return 0 if final.agreed else 1
 
 
-def run_replay(path: Path) -> int:
+def run_replay(path: Path, plain: bool = False) -> int:
     """Turn by turn, as the file's seat saw it; each turn's table waits until the seat has
-    opened the cards it drew (their keys come in the steps after), so that its hand shows."""
+    opened the cards it drew (their keys come in the steps after), so that its hand shows.
+    `plain` (or no terminal): no colour, and plain ASCII punctuation, as plain mode."""
     saved = GameFile.read(path)
     names = [seat.name for seat in saved.roster.seats]
-    colour = colour_wanted()
+    emit = _shower(plain_wanted(plain))
     turn = 0
     me = names[saved.seat]
     print(f'The game as {me} saw it, from its file ("you" below is {me}).')
@@ -221,10 +223,10 @@ def run_replay(path: Path) -> int:
     def show_table() -> None:
         nonlocal table
         if table is not None:
-            show(render_table(PlayerView(table, saved.seat, known, names)), colour)
+            emit(render_table(PlayerView(table, saved.seat, known, names)))
             table = None
         for text in held_back:
-            show(text, colour)
+            emit(text)
         held_back.clear()
 
     def shown(lockstep: Lockstep, report: StepReport) -> None:
@@ -240,7 +242,7 @@ def run_replay(path: Path) -> int:
         if rules.turn != turn and rules.phase is not Phase.OVER:
             show_table()
             turn = rules.turn
-            show(FormattedText([("bold", f"\n--- turn {turn}: {names[rules.active]} ---")]), colour)
+            emit(FormattedText([("bold", f"\n--- turn {turn}: {names[rules.active]} ---")]))
             table = rules
         for applied in report.applied:
             text = render_event(
@@ -249,7 +251,7 @@ def run_replay(path: Path) -> int:
             if text and table is not None:
                 held_back.append(text)
             elif text:
-                show(text, colour)
+                emit(text)
 
     try:
         lockstep = replay(saved, shown)
@@ -260,6 +262,15 @@ def run_replay(path: Path) -> int:
     show_table()
     print(outcome_line(saved, lockstep))
     return 0
+
+
+def _shower(plain: bool) -> Callable[[FormattedText], None]:
+    """How `replay` shows text: styled on a terminal, or plain lines in ASCII (a screen
+    reader reads "·" or "…" aloud by name)."""
+    if plain:
+        return lambda text: print(ascii_punctuation(to_plain_text(text)), flush=True)
+    colour = colour_wanted()
+    return lambda text: show(text, colour)
 
 
 def run_summary(path: Path, plain: bool) -> int:
@@ -288,7 +299,7 @@ def run_offline(args: argparse.Namespace) -> int:
     try:
         if args.command == "replay" and args.summary:
             return run_summary(path, args.plain)
-        return run_audit(path) if args.command == "audit" else run_replay(path)
+        return run_audit(path) if args.command == "audit" else run_replay(path, args.plain)
     except BrokenPipeError:  # `bean-client replay F | head`
         sys.stderr.close()
         return 0

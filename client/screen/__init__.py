@@ -23,7 +23,7 @@ plays without a terminal.
 """
 
 from client.screen.lobby import run_connect
-from client.screen.plain import plain_wanted, story_lines
+from client.screen.plain import ascii_punctuation, plain_wanted, story_lines
 from client.screen.player_view import PlayerView
 from client.screen.render import colour_wanted, render_event, render_table, show
 from client.screen.repl import (
@@ -44,6 +44,7 @@ __all__ = [
     "GameScreen",
     "PlayerView",
     "Terminal",
+    "ascii_punctuation",
     "ask_play_again",
     "colour_wanted",
     "in_twisted",
