@@ -259,6 +259,7 @@ class RichPrompt:
                 raise Interrupted from None
             finally:
                 watch.cancel()
+                self.session.app.erase_when_done = False  # a line typed stays on the screen
 
     def redraw(self) -> None:
         redraw(self.session)
@@ -783,9 +784,12 @@ def redraw(session: PromptSession[str]) -> None:
 
 
 def end_prompt(session: PromptSession[str]) -> None:
-    """End the prompt being awaited (it returns an empty line): something else takes over."""
+    """End the prompt being awaited (it returns an empty line): something else takes over,
+    so the prompt is erased, not left on the screen between what is said next (a "you>"
+    between the game's last move and its outcome)."""
     app = session.app
     if app.is_running and not app.future.done():  # type: ignore[union-attr]
+        app.erase_when_done = True  # this once: RichPrompt.line puts it back
         app.exit(result="")
 
 
