@@ -41,6 +41,34 @@ GAME_SECONDS = 240
 BOT_SEATED = r"^Your bot (bot-\w+) \(planner\) is in the room, ready; unbot \1 takes it out\.$"
 
 
+class TypedSeat:
+    """The game screens the lobby prompt makes for the person (a fresh one per game), each
+    typed into from `keyboard` and its toolbar watched."""
+
+    def __init__(self, keyboard: PipeInput) -> None:
+        self.keyboard = keyboard
+        self.screens: list[tuple[GameScreen, ToolbarWatch]] = []
+
+    def screen(self, terminal: Terminal) -> GameScreen:
+        screen = GameScreen(terminal)
+        Typist(reactor, screen, self.keyboard)
+        self.screens.append((screen, ToolbarWatch(screen)))
+        return screen
+
+    def watch(self) -> ToolbarWatch:
+        """The first game's toolbar."""
+        return self.screens[0][1]
+
+    async def at_step(self, step: int, seconds: float) -> None:
+        """Until the first game has played `step` steps."""
+
+        def played(_: object) -> bool:
+            game = self.screens[0][0].game
+            return game is not None and game.step >= step
+
+        await self.watch().when(played, seconds)
+
+
 def seated_bot(terminal: PipeTerminal) -> str:
     """The name of the last bot this person's client seated."""
     names = [re.match(BOT_SEATED, text) for text in terminal.said()]
@@ -117,20 +145,9 @@ async def test_two_people_and_a_bot_play_and_one_killed_comes_back_with_resume(
 ) -> None:
     lobby = await start_lobby()
     terminal = PipeTerminal(keyboard)
-    screens: list[tuple[GameScreen, ToolbarWatch]] = []
-
-    def screen_with_typist(terminal: Terminal) -> GameScreen:
-        screen = GameScreen(terminal)
-        Typist(reactor, screen, keyboard)
-        screens.append((screen, ToolbarWatch(screen)))
-        return screen
-
-    def at_step(step: int) -> bool:
-        game = screens[0][0].game if screens else None
-        return game is not None and game.step >= step
-
+    seat = TypedSeat(keyboard)
     ann = Deferred.fromCoroutine(
-        run_connect(reactor, connect_args(lobby.port), terminal, game_screen=screen_with_typist)
+        run_connect(reactor, connect_args(lobby.port), terminal, game_screen=seat.screen)
     )
     people: list[PersonProcess] = []
     env = isolated_env(tmp_path)  # the same files as this process's (tests/test_repl.py)
@@ -147,11 +164,11 @@ async def test_two_people_and_a_bot_play_and_one_killed_comes_back_with_resume(
         await terminal.when_shown(r"^bob is ready\.$")
         await terminal.answer("ready", r"^The room is full and everyone is ready")
         await terminal.when_shown(r"^The cards are dealt\.$", 60)
-        await screens[0][1].when(lambda _: at_step(60), 120)  # a few turns in
+        await seat.at_step(60, 120)  # a few turns in
         people[0].transport.signalProcess(signal.SIGKILL)
         await within(people[0].ended, 30)
         await terminal.when_shown(r"bob is away, and the game goes on when bob is back\.$", 60)
-        await screens[0][1].when_drawn(r"\bAway: bob Turn \d+ · ")
+        await seat.watch().when_drawn(r"\bAway: bob Turn \d+ · ")
         people.append(start_person(lobby.port, "bob"))
         await people[1].when_shown(rf"^1\) with ann and {bot}, turn \d+, \d+ steps played,")
         people[1].type("resume 1")
@@ -198,20 +215,9 @@ async def test_a_person_who_leaves_finds_the_game_going_on_with_their_bots_and_r
     said there was no unfinished game 1.)"""
     lobby = await start_lobby()
     terminal = PipeTerminal(keyboard)
-    screens: list[tuple[GameScreen, ToolbarWatch]] = []
-
-    def screen_with_typist(terminal: Terminal) -> GameScreen:
-        screen = GameScreen(terminal)
-        Typist(reactor, screen, keyboard)
-        screens.append((screen, ToolbarWatch(screen)))
-        return screen
-
-    def at_step(step: int) -> bool:
-        game = screens[0][0].game if screens else None
-        return game is not None and game.step >= step
-
+    seat = TypedSeat(keyboard)
     ann = Deferred.fromCoroutine(
-        run_connect(reactor, connect_args(lobby.port), terminal, game_screen=screen_with_typist)
+        run_connect(reactor, connect_args(lobby.port), terminal, game_screen=seat.screen)
     )
     try:
         await terminal.when_shown(r"^Connected to the lobby at")
@@ -223,7 +229,7 @@ async def test_a_person_who_leaves_finds_the_game_going_on_with_their_bots_and_r
         )
         await terminal.answer("ready", r"^The room is full and everyone is ready")
         await terminal.when_shown(r"^The cards are dealt\.$", 60)
-        await screens[0][1].when(lambda _: at_step(40), 120)  # a few turns in
+        await seat.at_step(40, 120)  # a few turns in
         terminal.type("leave")
         terminal.type("leave")
         await terminal.when_shown(
