@@ -1,7 +1,8 @@
 """Fixtures for every test: a test must leave the reactor as it found it, and no client
-process it started may outlive it. Also `keyboard`, prompt_toolkit's pipe for a REPL's keys;
-and Hypothesis without its per-example wall-clock deadline (a property is a law, not a
-timing: a loaded machine that stalls one example must not fail it; scripts/bench measures speed).
+process it started may outlive it; the environment is put back after each. Also `keyboard`,
+prompt_toolkit's pipe for a REPL's keys; and Hypothesis without its per-example wall-clock
+deadline (a property is a law, not a timing: a loaded machine that stalls one example must
+not fail it; scripts/bench measures speed).
 
 A test that leaves a timer, a connection, a listening port or a process pipe behind fails, and
 what it left is cleaned up so that the next test starts clean. Connections that are closing when
@@ -10,6 +11,7 @@ the test ends get a short grace period to finish (their last steps run on later 
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -26,6 +28,19 @@ GRACE_SECONDS = 2.0
 
 settings.register_profile("no-deadline", deadline=None)
 settings.load_profile("no-deadline")
+
+
+@pytest.fixture(autouse=True)
+def environment_kept() -> Iterator[None]:
+    """Each test finds the environment as the run began, whatever an earlier one set. Plain
+    mode sets PROMPT_TOOLKIT_NO_CPR for its whole process (it never asks a terminal where
+    the cursor is); a test that chose plain mode in this process left it set, the tmux tests'
+    bean-client inherited it, and prompt_toolkit, never told how many rows lie below the
+    prompt, drew no toolbar: a person who started the game waited for it for 180 s."""
+    before = dict(os.environ)
+    yield
+    os.environ.clear()
+    os.environ.update(before)
 
 
 @pytest.fixture
