@@ -27,13 +27,12 @@ from textwrap import fill
 from typing import Any, Protocol, TypeVar
 
 from prompt_toolkit import PromptSession
-from prompt_toolkit.application import Application, get_app_session, run_in_terminal
+from prompt_toolkit.application import get_app_session
 from prompt_toolkit.formatted_text import FormattedText, to_plain_text
 from prompt_toolkit.history import InMemoryHistory
 from prompt_toolkit.input import Input
 from prompt_toolkit.output import Output
 from prompt_toolkit.patch_stdout import patch_stdout
-from prompt_toolkit.renderer import CPR_Support
 from twisted.internet.defer import Deferred
 
 from client.game import Outcome, PeerGame, Player
@@ -107,7 +106,6 @@ LEAVE_QUESTION = (
     "game; any other command plays on"
 )
 CLOCK_REFRESH_SECONDS = 1.0
-TOOLBAR_CHECK_SECONDS = 2.0  # rows below the prompt unknown this long: ask the terminal again
 CLOCK_WARNING_SECONDS = 10
 T = TypeVar("T")
 
@@ -250,7 +248,6 @@ class RichPrompt:
         refresh_interval: float = 0.0,
     ) -> str:
         with patch_stdout(raw=True):
-            watch = asyncio.ensure_future(keep_the_toolbar(self.session.app))
             try:
                 return await self.session.prompt_async(
                     message, pre_run=pre_run, refresh_interval=refresh_interval
@@ -258,7 +255,6 @@ class RichPrompt:
             except KeyboardInterrupt:
                 raise Interrupted from None
             finally:
-                watch.cancel()
                 self.session.app.erase_when_done = False  # a line typed stays on the screen
 
     def redraw(self) -> None:
@@ -266,29 +262,6 @@ class RichPrompt:
 
     def end(self) -> None:
         end_prompt(self.session)
-
-
-async def keep_the_toolbar(app: Application[Any]) -> None:
-    """prompt_toolkit draws the bottom toolbar only while it knows how many rows lie below
-    the prompt, which the terminal reports when asked (a cursor-position report, asked again
-    after each print above the prompt). Under load in tmux one report went missing as the
-    cards were dealt, and a person who starts the game saw no toolbar until something else
-    was printed: minutes, on their own turn. So whenever a terminal that reports has left the
-    rows unknown for TOOLBAR_CHECK_SECONDS, print nothing above the prompt, which is
-    prompt_toolkit's own way to forget the lost report and ask again."""
-    loop = asyncio.get_running_loop()
-    unknown_since: float | None = None
-    while True:
-        await asyncio.sleep(TOOLBAR_CHECK_SECONDS / 4)
-        renderer = app.renderer
-        reports = app.is_running and renderer.cpr_support is CPR_Support.SUPPORTED
-        if not reports or renderer.height_is_known:
-            unknown_since = None
-        elif unknown_since is None:
-            unknown_since = loop.time()
-        elif loop.time() - unknown_since >= TOOLBAR_CHECK_SECONDS:
-            unknown_since = None
-            run_in_terminal(lambda: None)
 
 
 class RichLooks:
