@@ -120,8 +120,11 @@ class PlainLines:
 
     def _read_all(self) -> None:
         assert self._loop is not None
-        for line in self.stream:
-            self._loop.call_soon_threadsafe(self._arrived, line.rstrip("\r\n"))
+        try:
+            for line in self.stream:
+                self._loop.call_soon_threadsafe(self._arrived, line.rstrip("\r\n"))
+        except ValueError:  # the stream closed under the reader (at exit): its end too, and
+            pass  # no traceback from this thread on the screen
         self._loop.call_soon_threadsafe(self._arrived, None)
 
     def _arrived(self, line: str | None) -> None:
