@@ -1,8 +1,9 @@
 """Fixtures for every test: a test must leave the reactor as it found it, and no client
-process it started may outlive it; the environment is put back after each. Also `keyboard`,
-prompt_toolkit's pipe for a REPL's keys; and Hypothesis without its per-example wall-clock
-deadline (a property is a law, not a timing: a loaded machine that stalls one example must
-not fail it; scripts/bench measures speed).
+process it started may outlive it; the environment and the reactor's hearing of child
+processes are put back after each. Also `keyboard`, prompt_toolkit's pipe for a REPL's keys;
+and Hypothesis without its per-example wall-clock deadline (a property is a law, not a
+timing: a loaded machine that stalls one example must not fail it; scripts/bench measures
+speed).
 
 A test that leaves a timer, a connection, a listening port or a process pipe behind fails, and
 what it left is cleaned up so that the next test starts clean. Connections that are closing when
@@ -41,6 +42,23 @@ def environment_kept() -> Iterator[None]:
     yield
     os.environ.clear()
     os.environ.update(before)
+
+
+@pytest.fixture(autouse=True)
+def child_exits_heard() -> Iterator[None]:
+    """After each test, Twisted hears a child process end again. It hears that through the
+    signal wake-up fd, which a prompt_toolkit prompt run in this process hands to asyncio
+    (for its SIGWINCH handler) and clears when the prompt ends (client.bots.process reaps
+    its bots itself for that reason): after test_play_again.py, the LAN tests' processes
+    ended unheard and test_relay.py timed out waiting for them. The reactor's own signal
+    handling (not public API, hence the care) is installed again, which also reaps any
+    process that ended meanwhile."""
+    from twisted.internet import reactor
+
+    yield
+    signals = getattr(reactor, "_signals", None)
+    if getattr(signals, "_installed", False):
+        signals.install()
 
 
 @pytest.fixture
