@@ -91,7 +91,7 @@ def test_the_replay_shows_every_turn_and_the_end(finished_game):
     assert run.stdout.count("--- turn ") >= 10
     assert run.stdout.strip().splitlines()[-1].startswith("Outcome: played to the end, over")
     assert "·" not in run.stdout and "…" not in run.stdout  # not a terminal: plain, in ASCII
-    assert re.search(r"^Turn 1, \w+'s turn, step 1", run.stdout, re.MULTILINE)  # "·" as ","
+    assert re.search(r"^Turn 1, (your|\w+'s) turn, step 1", run.stdout, re.MULTILINE)  # "·" as ","
 
 
 def test_a_missing_file_is_named_not_a_traceback(tmp_path):
