@@ -489,10 +489,31 @@ def encode(message: Message) -> bytes:
     return packed
 
 
-class Codec:
-    """Decodes the messages one side of a link may receive, dispatching on `type`."""
+def canonical_problem(received: bytes, canonical: bytes) -> str | None:
+    """Why `received` is not `canonical`, the bytes this protocol's encoder writes for the
+    value read from it; None if they are the same. Decoding is canonical so that two byte
+    strings never read as one message: a key given twice, an integer or a length written
+    longer than it needs, map keys in another order, all make other bytes of one message,
+    which would let a signed message's author send two signed payloads that read the same."""
+    if received == canonical:
+        return None
+    at = next(
+        (i for i, (a, b) in enumerate(zip(received, canonical, strict=False)) if a != b),
+        min(len(received), len(canonical)),
+    )
+    return f"not in canonical form (from byte {at} on, not as this protocol writes it)"
 
-    def __init__(self, messages: Iterable[type[Message]]) -> None:
+
+class Codec:
+    """Decodes the messages one side of a link may receive, dispatching on `type`.
+
+    A canonical codec (all but the lobby's requests) refuses a payload unless it is exactly
+    the encoding of the message it holds (`canonical_problem`). The lobby reads its requests
+    leniently: it fills in the options a request leaves out, and nothing signed or hashed is
+    read from a request's bytes."""
+
+    def __init__(self, messages: Iterable[type[Message]], *, canonical: bool = True) -> None:
+        self.canonical = canonical
         self.by_type: dict[str, type[Message]] = {}
         for message in messages:
             if message.TYPE in self.by_type:
@@ -515,7 +536,11 @@ class Codec:
                 field="type",
                 req=req,
             )
-        return cls.from_wire(data, req)
+        message = cls.from_wire(data, req)
+        problem = canonical_problem(payload, encode(message)) if self.canonical else None
+        if problem is not None:
+            raise MessageError(f"{cls.label()}: {problem}", message_type=cls.label(), req=req)
+        return message
 
 
 # ---------------------------------------------------------------------------------------------
@@ -533,7 +558,8 @@ SINGLETON_RULES = ("protect_if_any_field_has_2plus", "rio_grande_literal")
 
 @dataclasses.dataclass(frozen=True)
 class RoomOptions(Record):
-    """Rules chosen for a room. Every key is optional on the wire; unknown keys are rejected."""
+    """Rules chosen for a room. Every key is optional in a request to the lobby (and written
+    by every encoder); unknown keys are rejected."""
 
     singleton_rule: Annotated[str, OneOf(*SINGLETON_RULES)] = SINGLETON_RULES[0]
     proof_rounds: Annotated[int, Int(0, 128)] = 40  # 0 turns the shuffle proofs off
@@ -759,7 +785,9 @@ class GameStart(Message):
     options: Annotated[RoomOptions, Nested(RoomOptions)]
 
 
-LOBBY_REQUESTS = Codec([Hello, ListRooms, CreateRoom, Join, Leave, Ready, QuickMatch, Chat, Ping])
+LOBBY_REQUESTS = Codec(
+    [Hello, ListRooms, CreateRoom, Join, Leave, Ready, QuickMatch, Chat, Ping], canonical=False
+)
 LOBBY_EVENTS = Codec(
     [
         Challenge,

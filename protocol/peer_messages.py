@@ -38,6 +38,7 @@ from protocol.messages import (
     Spec,
     Text,
     Version,
+    canonical_problem,
     unpack,
 )
 from protocol.wire_actions import ActionSpec
@@ -250,7 +251,11 @@ def _read_body(payload: bytes) -> StepBody:
     """Each step message is read twice: by the driver as it comes (client.game) and by the
     lockstep as it plays the step. The second read is the first one's body (a frozen record):
     the last few are kept, at most 2 * MAX_PLAYERS bodies of MAX_STEP_PAYLOAD bytes at most."""
-    return StepBody.from_wire(unpack(payload))
+    body = StepBody.from_wire(unpack(payload))
+    problem = canonical_problem(payload, body.encode())
+    if problem is not None:
+        raise MessageError(f"a step message is {problem}")
+    return body
 
 
 @dataclasses.dataclass(frozen=True)

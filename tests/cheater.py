@@ -12,8 +12,6 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-import msgpack
-
 from client.game import PeerGame
 from protocol.deck import Keys
 from protocol.peer_messages import StepBody, StepFrame, sign
@@ -135,11 +133,15 @@ class CheatingGame(PeerGame):
         return True
 
     def _equivocation(self, step: int, payload: bytes, body: StepBody) -> bool:
-        """The same message encoded two ways: two different signed messages for one step."""
-        if not self._dealt:
+        """Two different signed messages for one step, each one the rules allow: its moves to
+        some seats, the same step with no moves to the others. Only moves that open no hidden
+        hand card will do, so that no key in the message is out of place without them."""
+        rules = self.view.rules
+        if not self._dealt or rules is None or not body.actions:
             return False
-        wire = body.to_wire()
-        other: bytes = msgpack.packb(dict(reversed(list(wire.items()))), use_bin_type=True)
+        if check_own_actions(rules, self.seat, body.actions):
+            return False  # they open a hand card, whose key the other version could not hold
+        other = _rewrite(payload, actions=[])
         self.inbox[step][self.seat] = self._signed(step, payload).frame
         for seat in self.mesh.connected:
             self.mesh.send(seat, self._signed(step, payload if seat % 2 else other))

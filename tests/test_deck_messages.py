@@ -23,7 +23,7 @@ from protocol.deck.messages import (
     ShuffleAnswers,
     decode_message,
 )
-from protocol.messages import frame
+from protocol.messages import MessageError, frame
 from protocol.peer_messages import (
     MAX_ACTIONS_PER_STEP,
     MAX_DECK_MESSAGES_PER_STEP,
@@ -32,6 +32,7 @@ from protocol.peer_messages import (
     StepFrame,
 )
 from protocol.rules import MakeOffer, Slot
+from tests.loose_msgpack import LongHeader, Pairs, Wide, pack
 
 GAME = bytes(range(16))
 
@@ -235,3 +236,70 @@ def test_the_largest_step_message_fits_a_frame_and_is_read_back():
     assert StepBody.decode(payload) == body
     assert isinstance(decode_message(body.deck[0], 3), EpochMessage)
     assert all(isinstance(decode_message(wire, 3), Keys) for wire in body.deck[1:])
+
+
+# --- canonical decoding ----------------------------------------------------------------------
+
+SAMPLE_EPOCH = EpochMessage(0, 1, commit=Commit(bytes(32), bytes(range(32)), (bytes(32),)))
+
+
+def reordered(wire: dict) -> dict:
+    return dict(reversed(list(wire.items())))
+
+
+@pytest.mark.parametrize(
+    "wire",
+    [
+        reordered(SAMPLE_KEYS.to_wire()),
+        reordered(SAMPLE_EPOCH.to_wire()),
+        {**SAMPLE_EPOCH.to_wire(), "commit": reordered(SAMPLE_EPOCH.commit.to_wire())},
+    ],
+    ids=["a deck map's keys", "an epoch message's keys", "the keys of a part of one"],
+)
+def test_a_deck_map_in_another_key_order_is_refused_naming_its_author(wire):
+    """A deck map is kept in a step message as received: its key order is read here, as the
+    deck's encoder writes it, so that no two step messages differ by it alone."""
+    with pytest.raises(WireError, match="not in canonical form") as caught:
+        decode_message(through_the_wire(wire), author=5)
+    assert caught.value.blame == 5
+
+
+def body_with_deck(deck: object) -> bytes:
+    wire = StepBody(GAME, 3, 1, bytes(32)).to_wire()
+    return pack({**wire, "deck": [deck]})
+
+
+@pytest.mark.parametrize(
+    "payload",
+    [
+        body_with_deck(Pairs([*SAMPLE_KEYS.to_wire().items(), ("epoch", 1)])),
+        body_with_deck({**SAMPLE_KEYS.to_wire(), "epoch": Wide(1)}),
+        body_with_deck({**SAMPLE_KEYS.to_wire(), "keys": LongHeader([bytes(32)] * 2)}),
+        body_with_deck({**SAMPLE_KEYS.to_wire(), "kind": LongHeader("deck.keys")}),
+        body_with_deck(LongHeader(SAMPLE_KEYS.to_wire())),
+    ],
+    ids=["a key twice", "a wide integer", "a long array header", "a long str header", "a long map"],
+)
+def test_a_step_message_with_a_deck_map_not_in_canonical_form_is_refused(payload):
+    assert decode_message(msgpack.unpackb(payload)["deck"][0], 1) == SAMPLE_KEYS
+    with pytest.raises(MessageError, match="not in canonical form"):
+        StepBody.decode(payload)
+
+
+def test_a_float_where_a_deck_map_holds_an_integer_is_refused():
+    with pytest.raises(WireError, match="epoch must be an integer"):
+        decode_message({**SAMPLE_KEYS.to_wire(), "epoch": 1.0}, 2)
+
+
+@given(messages, st.data())
+def test_a_byte_changed_in_a_deck_message_is_refused_or_is_its_encoding(message, data):
+    """For any deck message the encoder writes, decoding gives it back; with any one byte
+    changed, it is refused or reads as a message whose encoding is exactly those bytes."""
+    payload = msgpack.packb(message.to_wire(), use_bin_type=True)
+    changed = bytearray(payload)
+    changed[data.draw(st.integers(0, len(payload) - 1))] ^= data.draw(st.integers(1, 255))
+    try:
+        other = decode_message(msgpack.unpackb(bytes(changed), raw=False), 0)
+    except (WireError, ValueError):
+        return
+    assert msgpack.packb(other.to_wire(), use_bin_type=True) == changed

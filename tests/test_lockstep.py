@@ -7,6 +7,7 @@ import copy
 import secrets
 from collections import Counter
 
+import msgpack
 import pytest
 
 from client.bots import GreedyBot, RandomBot
@@ -209,6 +210,31 @@ def test_withheld_keys_are_blamed_on_the_seat_that_withholds_them():
 def test_a_malformed_message_is_blamed_on_its_sender(ready):
     cheat = caught(ready, {}, only(2, lambda p, _: p[:-3]))
     assert cheat.seat == 2 and "malformed" in cheat.reason
+
+
+def reversed_map(wire: dict) -> dict:
+    return dict(reversed(list(wire.items())))
+
+
+def test_a_message_not_in_canonical_form_is_blamed_on_its_sender(ready):
+    """The same body in other bytes is a malformed message its author signed."""
+    loose = only(2, lambda p, _: msgpack.packb(reversed_map(StepBody.decode(p).to_wire())))
+    cheat = caught(ready, {}, loose)
+    assert cheat.seat == 2 and "malformed" in cheat.reason and "canonical" in cheat.reason
+
+
+def test_a_deck_map_not_in_canonical_form_is_blamed_on_its_sender():
+    game = LocalGame.new(3, proof_rounds=1, label=b"loose deck")
+
+    def loose_deck(payload: bytes, _) -> bytes:
+        body = StepBody.decode(payload)
+        return rewrite(payload, deck=[reversed_map(m) for m in body.deck])
+
+    with pytest.raises(Cheat) as error:
+        for _ in range(20):
+            game.step({}, only(1, loose_deck))
+    cheat = error.value
+    assert cheat.seat == 1 and "deck message" in cheat.reason and "canonical" in cheat.reason
 
 
 # --- Moves that meet in one step (protocol/steps.py's rules), on every peer ------------------

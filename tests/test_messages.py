@@ -26,6 +26,7 @@ from protocol.messages import (
     CreateRoom,
     Error,
     FrameDecoder,
+    GameStart,
     Hello,
     Int,
     ListOf,
@@ -34,8 +35,10 @@ from protocol.messages import (
     Nested,
     Nullable,
     OneOf,
+    QuickMatch,
     Record,
     RoomOptions,
+    Seat,
     Spec,
     Text,
     Version,
@@ -45,6 +48,7 @@ from protocol.messages import (
     hello_signed_payload,
     schema_of,
 )
+from tests.loose_msgpack import AsFloat, LongHeader, Pairs, Wide, pack
 
 ALL_MESSAGES = [*LOBBY_REQUESTS.by_type.values(), *LOBBY_EVENTS.by_type.values()]
 PRINTABLE = st.characters(blacklist_categories=("C", "Z"), whitelist_characters=" ")
@@ -361,3 +365,88 @@ def test_the_decoder_survives_corrupted_valid_messages(data: st.DataObject) -> N
             payload[position:position] = data.draw(st.binary(min_size=1, max_size=8))
     decode_or_refuse(LOBBY_REQUESTS, bytes(payload))
     decode_or_refuse(LOBBY_EVENTS, bytes(payload))
+
+
+# -- canonical decoding -----------------------------------------------------------------------
+
+ROSTER = GameStart(
+    room_id=7,
+    game_id=bytes(range(16)),
+    seats=tuple(Seat(f"P{n}", bytes([n]) * 32, "10.0.0.1", 4000 + n) for n in range(3)),
+    options=RoomOptions(),
+)
+
+
+def roster_with(**changes: Any) -> bytes:
+    """The roster's wire map, fields replaced by `changes` (loose forms), packed."""
+    return pack({**ROSTER.to_wire(), **changes})
+
+
+def reordered(wire: dict[str, Any]) -> dict[str, Any]:
+    return dict(reversed(list(wire.items())))
+
+
+OPTIONS = RoomOptions().to_wire()
+NOT_CANONICAL = {
+    "a key twice": pack(Pairs([*ROSTER.to_wire().items(), ("room_id", 7)])),
+    "a wide integer": roster_with(room_id=Wide(7)),
+    "a long string header": roster_with(type=LongHeader("game_start")),
+    "a long bytes header": roster_with(game_id=LongHeader(bytes(range(16)))),
+    "a long array header": roster_with(seats=LongHeader(ROSTER.to_wire()["seats"])),
+    "a long map header": pack(LongHeader(ROSTER.to_wire())),
+    "keys in another order": pack(reordered(ROSTER.to_wire())),
+    "a key twice in the options": roster_with(
+        options=Pairs([*OPTIONS.items(), ("turn_seconds", 0)])
+    ),
+    "a wide integer in the options": roster_with(options={**OPTIONS, "proof_rounds": Wide(40)}),
+    "the options' keys in another order": roster_with(options=reordered(OPTIONS)),
+    "a seat's keys in another order": roster_with(
+        seats=[reordered(seat.to_wire()) for seat in ROSTER.seats]
+    ),
+}
+
+
+def test_each_loose_form_holds_the_very_roster_in_other_bytes() -> None:
+    for payload in NOT_CANONICAL.values():
+        assert payload != encode(ROSTER)
+        assert GameStart.from_wire(msgpack.unpackb(payload)) == ROSTER
+
+
+@pytest.mark.parametrize("payload", NOT_CANONICAL.values(), ids=NOT_CANONICAL.keys())
+def test_a_message_not_in_canonical_form_is_refused(payload: bytes) -> None:
+    """Two different byte strings never read as one message: a roster (whose bytes the
+    players compare) is read only as the lobby's encoder writes it."""
+    with pytest.raises(MessageError, match="game_start: not in canonical form"):
+        LOBBY_EVENTS.decode(payload)
+
+
+def test_a_float_where_an_integer_belongs_is_refused() -> None:
+    for payload in (
+        roster_with(room_id=AsFloat(7)),
+        roster_with(options={**OPTIONS, "proof_rounds": AsFloat(40)}),
+    ):
+        with pytest.raises(MessageError, match="must be an integer, not a float"):
+            LOBBY_EVENTS.decode(payload)
+
+
+def test_the_lobby_still_fills_in_the_options_a_request_leaves_out() -> None:
+    """Requests to the lobby are not canonical: nothing signed or hashed is read from them."""
+    request = pack({"type": "quick_match", "req": 1, "seats": 3, "options": {}})
+    assert LOBBY_REQUESTS.decode(request) == QuickMatch(req=1, seats=3)
+
+
+@settings(max_examples=300)
+@given(st.data())
+def test_a_byte_changed_is_refused_or_is_what_the_message_encodes_to(data: st.DataObject) -> None:
+    """For any event the encoder writes, decoding gives it back; with any one byte changed,
+    the payload is refused or reads as a message whose encoding is exactly those bytes."""
+    message = data.draw(records(data.draw(st.sampled_from(list(LOBBY_EVENTS.by_type.values())))))
+    payload = encode(message)
+    assert LOBBY_EVENTS.decode(payload) == message
+    changed = bytearray(payload)
+    changed[data.draw(st.integers(0, len(payload) - 1))] ^= data.draw(st.integers(1, 255))
+    try:
+        other = LOBBY_EVENTS.decode(bytes(changed))
+    except MessageError:
+        return
+    assert encode(other) == changed

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from protocol.deck import DeckError, decode_message
 from protocol.identity import Identity, SignatureError, Verifier
-from protocol.messages import FrameDecoder, MessageError, unpack
+from protocol.messages import FrameDecoder, MessageError, encode, unpack
 from protocol.peer_messages import (
     HANDSHAKE,
     PEER_LINK,
@@ -26,6 +26,10 @@ from protocol.peer_messages import (
     sign,
 )
 from protocol.rules import EndPlanting, Harvest
+from tests.loose_msgpack import AsFloat, LongHeader, Pairs, Wide, pack
+from tests.test_deck_messages import messages as deck_messages
+from tests.test_messages import records
+from tests.test_wire_actions import actions
 
 msgpack_integers = st.integers(-(2**63), 2**64 - 1)
 values = st.recursive(
@@ -157,3 +161,133 @@ def test_a_frame_of_many_tiny_values_is_refused_before_it_is_built():
     decoder = FrameDecoder(PEER_MAX_FRAME)
     with pytest.raises(MessageError, match="limit"):
         decoder.feed((PEER_MAX_FRAME + 1).to_bytes(4, "big") + b"\x00" * 16)
+
+
+# -- canonical decoding -----------------------------------------------------------------------
+
+
+def reordered(wire: dict) -> dict:
+    return dict(reversed(list(wire.items())))
+
+
+def body_with(**changes) -> bytes:
+    """The valid body's wire map, fields replaced by `changes` (loose forms), packed."""
+    return pack({**valid_body().to_wire(), **changes})
+
+
+HARVEST, END_PLANTING = valid_body().to_wire()["actions"]
+BODY_NOT_CANONICAL = {
+    "a key twice": pack(Pairs([*valid_body().to_wire().items(), ("step", 12)])),
+    "a wide integer": body_with(step=Wide(12)),
+    "a long bytes header": body_with(state=LongHeader(bytes(32))),
+    "a long array header": body_with(actions=LongHeader([HARVEST, END_PLANTING])),
+    "a long map header": pack(LongHeader(valid_body().to_wire())),
+    "keys in another order": pack(reordered(valid_body().to_wire())),
+    "a key twice in an action": body_with(
+        actions=[Pairs([*HARVEST.items(), ("field", 1)]), END_PLANTING]
+    ),
+    "a wide integer in an action": body_with(actions=[{**HARVEST, "field": Wide(1)}, END_PLANTING]),
+    "a long string header in an action": body_with(
+        actions=[{**HARVEST, "type": LongHeader("harvest")}, END_PLANTING]
+    ),
+    "an action's keys in another order": body_with(actions=[reordered(HARVEST), END_PLANTING]),
+}
+
+
+@pytest.mark.parametrize("payload", BODY_NOT_CANONICAL.values(), ids=BODY_NOT_CANONICAL.keys())
+def test_a_step_body_not_in_canonical_form_is_refused(payload):
+    """The same step message in other bytes is refused: its author signed those bytes, and two
+    different signed payloads must never be one message (or equivocation could pass as one)."""
+    assert payload != valid_body().encode()
+    assert StepBody.from_wire(msgpack.unpackb(payload)) == valid_body()  # to msgpack, the same
+    with pytest.raises(MessageError, match="not in canonical form"):
+        StepBody.decode(payload)
+
+
+def test_a_float_where_a_step_body_holds_an_integer_is_refused():
+    for payload in (body_with(step=AsFloat(12)), body_with(actions=[{**HARVEST, "field": 1.0}])):
+        with pytest.raises(MessageError, match="must be an integer, not a float"):
+            StepBody.decode(payload)
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        StepFrame(GAME, 12, 2, valid_body().encode()),
+        EndVote(GAME, 12, 2, 0b1001),
+        Heartbeat(7, 0b101),
+    ],
+    ids=lambda message: message.TYPE,
+)
+def test_a_link_message_not_in_canonical_form_is_refused(message):
+    wire = message.to_wire()
+    loose = [
+        pack(Pairs([*wire.items(), ("step", wire["step"])])),
+        pack({**wire, "step": Wide(wire["step"])}),
+        pack(reordered(wire)),
+        pack(LongHeader(wire)),
+    ]
+    for payload in loose:
+        with pytest.raises(MessageError, match=f"{message.TYPE}: not in canonical form"):
+            PEER_LINK.decode(payload)
+
+
+link_messages = st.one_of(
+    *(records(cls) for cls in PEER_LINK.by_type.values() if cls is not StepFrame),
+    st.builds(
+        StepFrame,
+        st.binary(min_size=16, max_size=16),
+        st.integers(0, 10**7),
+        st.integers(0, 6),
+        st.binary(min_size=1, max_size=300),
+        st.binary(min_size=64, max_size=64),
+    ),
+)
+step_bodies = st.builds(
+    StepBody,
+    st.binary(min_size=16, max_size=16),
+    st.integers(0, 10**7),
+    st.integers(0, 6),
+    st.binary(min_size=32, max_size=32),
+    st.lists(actions, max_size=4).map(tuple),
+    st.lists(deck_messages.map(lambda m: m.to_wire()), max_size=2).map(tuple),
+    st.none() | st.binary(min_size=32, max_size=32),
+    st.none() | st.binary(min_size=32, max_size=32),
+    st.none() | st.binary(min_size=32, max_size=32),
+)
+
+
+def changed_byte(data: st.DataObject, payload: bytes) -> bytes:
+    changed = bytearray(payload)
+    changed[data.draw(st.integers(0, len(payload) - 1))] ^= data.draw(st.integers(1, 255))
+    return bytes(changed)
+
+
+@settings(max_examples=300)
+@given(st.data())
+def test_a_byte_changed_in_a_link_message_is_refused_or_is_its_encoding(data):
+    """For any link message the encoder writes, decoding gives it back; with any one byte
+    changed, it is refused or reads as a message whose encoding is exactly those bytes."""
+    message = data.draw(link_messages)
+    payload = encode(message)
+    assert PEER_LINK.decode(payload) == message
+    changed = changed_byte(data, payload)
+    try:
+        other = PEER_LINK.decode(changed)
+    except MessageError:
+        return
+    assert encode(other) == changed
+
+
+@settings(max_examples=300)
+@given(st.data())
+def test_a_byte_changed_in_a_step_body_is_refused_or_is_its_encoding(data):
+    body = data.draw(step_bodies)
+    payload = body.encode()
+    assert StepBody.decode(payload) == body
+    changed = changed_byte(data, payload)
+    try:
+        other = StepBody.decode(changed)
+    except MessageError:
+        return
+    assert other.encode() == changed

@@ -15,6 +15,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar, TypeVar
 
+import msgpack
+
 from .errors import WireError
 
 MAX_PLAYERS = 7
@@ -423,14 +425,27 @@ _BY_KIND: dict[str, type[EpochMessage] | type[Keys] | type[Dispute] | type[SeedR
 }
 
 
+def _packed(wire: object) -> bytes:
+    packed: bytes = msgpack.packb(wire, use_bin_type=True)
+    return packed
+
+
 def decode_message(obj: object, author: int) -> DeckMessage:
-    """Any deck message from its wire form; a malformed one raises WireError blaming `author`."""
+    """Any deck message from its wire form; a malformed one raises WireError blaming `author`.
+    A step message keeps its deck maps as received (protocol.peer_messages), so their key
+    order is checked here: a map must be written as `to_wire` writes it, or one deck message
+    could travel in two different signed payloads."""
     try:
         if not isinstance(obj, dict) or not isinstance(obj.get("kind"), str):
             raise _fail("a deck message is a map with a string 'kind'")
         cls = _BY_KIND.get(obj["kind"])
         if cls is None:
             raise _fail(f"unknown deck message kind {obj['kind']!r}")
-        return cls.from_wire(obj)
+        message = cls.from_wire(obj)
+        if _packed(message.to_wire()) != _packed(obj):
+            raise _fail(
+                f"a {cls.KIND} message is not in canonical form (its keys are in another order)"
+            )
+        return message
     except WireError as error:
         raise WireError(error.reason, blame=author, step="decoding a message") from None
