@@ -37,7 +37,7 @@ from client.net import (
 from client.table_setup import TableRefused, TableSetup, table_lines
 from protocol.identity import Identity
 from protocol.messages import GameStart, MessageError, RoomOptions
-from protocol.table import below_the_floor
+from protocol.table import RoomTerms, below_the_floor
 
 DECK_WORKERS = 2  # shuffles and proofs use both cores (libsodium releases the GIL)
 
@@ -110,9 +110,9 @@ async def match(
     if floor is not None:  # said before asking the lobby for such a room
         raise TableRefused(f"This client will not play that game: {floor}.")
 
-    async def quick(lobby: LobbyClient) -> RoomOptions:
+    async def quick(lobby: LobbyClient) -> RoomTerms:
         await lobby.quick_match(seats, options)
-        return options
+        return RoomTerms(seats, options)
 
     roster, _ = await _seated(reactor, seat, identity, listener, quick)
     return roster
@@ -130,19 +130,19 @@ async def sit_in_room(
     listener: PeerListener,
     seated: Callable[[LobbyClient], None],
     gone: Deferred[None] | None = None,
-) -> tuple[GameStart, RoomOptions]:
+) -> tuple[GameStart, RoomTerms]:
     """Join room `room`, say ready, tell `seated`, and wait for the roster; the roster and
-    the room's options (the terms this client joined for). OwnerGone if `gone` fires first;
-    TableRefused for a room whose proofs are below this client's floor."""
+    the room's seats and options (the terms this client joined for). OwnerGone if `gone`
+    fires first; TableRefused for a room whose proofs are below this client's floor."""
 
-    async def join(lobby: LobbyClient) -> RoomOptions:
+    async def join(lobby: LobbyClient) -> RoomTerms:
         joined = await lobby.join(room)
         floor = below_the_floor(joined.options.proof_rounds, seat.allow_weak_proofs)
         if floor is not None:
             raise TableRefused(f"This client will not play the game of room {room}: {floor}.")
         await lobby.ready()
         seated(lobby)
-        return joined.options
+        return RoomTerms(joined.seats, joined.options)
 
     return await _seated(reactor, seat, identity, listener, join, gone)
 
@@ -152,9 +152,9 @@ async def _seated(
     seat: Seat,
     identity: Identity,
     listener: PeerListener,
-    sit: Callable[[LobbyClient], Awaitable[RoomOptions]],
+    sit: Callable[[LobbyClient], Awaitable[RoomTerms]],
     gone: Deferred[None] | None = None,
-) -> tuple[GameStart, RoomOptions]:
+) -> tuple[GameStart, RoomTerms]:
     """Say hello, sit down as `sit` does, and wait for the roster (the lobby connection is
     closed once it came): the roster, checked for this network, and the terms."""
     problem = check_listen_address(peer_host(listener), seat.lobby_host)
@@ -208,12 +208,12 @@ async def agree_on_table(
     identity: Identity,
     listener: PeerListener,
     roster: GameStart,
-    terms: RoomOptions | None,
+    terms: RoomTerms | None,
     say: Callable[[str], None],
 ) -> TableSetup:
-    """Agree with the other players on this roster (`terms`: the options of the room this
-    client joined and readied for); says the table code and any warning. TableRefused, with
-    the reason, if the table will not start."""
+    """Agree with the other players on this roster (`terms`: the seats and options of the
+    room this client joined and readied for); says the table code and any warning.
+    TableRefused, with the reason, if the table will not start."""
     keys = [member.public_key for member in roster.seats]
     if identity.public_key not in keys:
         raise TableRefused("the lobby sent a roster without this client's key in it")
@@ -274,7 +274,7 @@ async def play_game(
     identity: Identity,
     listener: PeerListener,
     roster: GameStart,
-    terms: RoomOptions | None,
+    terms: RoomTerms | None,
     player: Player,
     make_game: type[PeerGame] = PeerGame,
     say: Callable[[str], None] = lambda line: print(line, file=sys.stderr, flush=True),
@@ -308,7 +308,8 @@ async def join_and_play(
     listener = await open_peer_port(reactor, seat.listen, identity)
     try:
         if room is None:
-            roster, terms = await match(reactor, seat, seats, options, identity, listener), options
+            roster = await match(reactor, seat, seats, options, identity, listener)
+            terms = RoomTerms(seats, options)
         else:
             number, seated, gone = room
             roster, terms = await sit_in_room(

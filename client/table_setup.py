@@ -2,8 +2,8 @@
 for nothing (protocol/table.py says what is agreed and why).
 
 1. This client checks the roster against the room it joined and readied for (the lobby may not
-   change the terms) and against its own proof floor; a roster it refuses is refused before
-   any link is dialled, and the others are told why (`table_refusal`).
+   change its seat count or options) and against its own proof floor; a roster it refuses is
+   refused before any link is dialled, and the others are told why (`table_refusal`).
 2. Every seat sends `table_commit`: the roster as it got it, and a commitment to a fresh random
    contribution. A roster that differs from this seat's ends the setup once this seat knows
    its own table code, naming each difference and the code (the lobby gave the players
@@ -37,21 +37,22 @@ from client.net import (
     changed_player_keys,
 )
 from protocol.identity import Identity
-from protocol.messages import LOBBY_EVENTS, GameStart, Message, MessageError, RoomOptions
+from protocol.messages import LOBBY_EVENTS, GameStart, Message, MessageError
 from protocol.peer_messages import TableCommit, TableConfirm, TableRefusal, TableReveal
 from protocol.table import (
     CHECK_CODE,
     CONTRIBUTION_BYTES,
     MIN_PROOF_ROUNDS,
     AgreedTable,
+    RoomTerms,
     below_the_floor,
     commitment,
     game_identity,
-    option_differences,
     proof_strength,
     roster_bytes,
     roster_differences,
     table_code,
+    term_differences,
 )
 
 log = Logger()
@@ -76,7 +77,7 @@ class TableSetup(MeshHandler):
         seat: int,
         listener: PeerListener,
         *,
-        terms: RoomOptions | None,
+        terms: RoomTerms | None,
         allow_weak_proofs: bool,
         deadline: float = SETUP_DEADLINE,
         known_players: RememberedKeys | None = None,
@@ -144,11 +145,7 @@ class TableSetup(MeshHandler):
         if len(set(keys)) < len(keys):
             problems.append("the roster gives two seats the same key")
         if self.terms is not None:
-            changed = option_differences(self.terms, self.roster.options)
-            if changed:
-                problems.append(
-                    "the lobby changed the terms of the room you joined: " + "; ".join(changed)
-                )
+            problems += term_differences(self.terms, self.roster)
         floor = below_the_floor(self.roster.options.proof_rounds, self.allow_weak_proofs)
         if floor is not None:
             problems.append(floor)

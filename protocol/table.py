@@ -105,6 +105,29 @@ def option_differences(joined: RoomOptions, given: RoomOptions) -> list[str]:
     ]
 
 
+@dataclass(frozen=True)
+class RoomTerms:
+    """The room a client joined and readied for: how many seats, and the options. The lobby
+    may not change them: a roster that says otherwise is refused before any link."""
+
+    seats: int
+    options: RoomOptions
+
+
+def term_differences(terms: RoomTerms, roster: GameStart) -> list[str]:
+    """How the roster departs from the room this client joined, in words."""
+    found = []
+    if len(roster.seats) != terms.seats:
+        found.append(
+            f"the lobby's roster has {len(roster.seats)} seats; "
+            f"the room you joined has {terms.seats}"
+        )
+    changed = option_differences(terms.options, roster.options)
+    if changed:
+        found.append("the lobby changed the terms of the room you joined: " + "; ".join(changed))
+    return found
+
+
 def roster_differences(mine: GameStart, theirs: GameStart) -> list[str]:
     """What another seat's roster says that this seat's does not, field by field."""
     found = []

@@ -10,6 +10,8 @@ Modes:
   address, and seat 1 that seat 0 has another key of the lobby's: the lobby relays the link
   between them (tests/relay.py's Splice), reading all of it;
 - `reuse-id`: every room gets the same room id and the same lobby game id;
+- `extra-seat`: the second member of each room is given a roster with one seat more than
+  the room has, the lobby's own (a key of the lobby's, at an address nobody listens on);
 - `on-path`: every seat's link goes through a relay of tests/relay.py (as a machine on the
   path of every link would be), which records every byte (`--dump FILE` at the end) and, in
   front of seat 1, tampers with the link: each `--tamper` (flip, inject, replay, drop) hits
@@ -34,7 +36,7 @@ from lobby.rooms import Effect, Lobby, Room, Send
 from lobby.server import LobbyFactory
 from lobby.service import ListeningService
 from protocol.identity import Identity
-from protocol.messages import GameStart, RoomOptions
+from protocol.messages import GameStart, RoomOptions, Seat
 from tests.relay import (
     UP,
     DropUnits,
@@ -124,6 +126,9 @@ class HostileLobby(Lobby):
         seats = list(roster.seats)
         if self.mode == "lower-options" and seat == 1:
             return dataclasses.replace(roster, options=RoomOptions(proof_rounds=1))
+        if self.mode == "extra-seat" and seat == 1:
+            extra = Seat("lobby", self.lobby_keys[0].public_key, LOCAL, 1)
+            return dataclasses.replace(roster, seats=(*seats, extra))
         if self.mode == "reuse-id":
             return dataclasses.replace(roster, room_id=1, game_id=bytes(16))
         if self.mode == "swap-key" and seat in (0, 1):
@@ -190,7 +195,9 @@ async def run(reactor: Any, options: argparse.Namespace) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(prog="python -m tests.hostile_lobby")
-    parser.add_argument("mode", choices=("lower-options", "swap-key", "reuse-id", "on-path"))
+    parser.add_argument(
+        "mode", choices=("lower-options", "swap-key", "reuse-id", "extra-seat", "on-path")
+    )
     parser.add_argument("--dump", help="write every byte the relays carried here, at the end")
     parser.add_argument(
         "--tamper", action="append", default=[], choices=("flip", "inject", "replay", "drop")

@@ -5,8 +5,9 @@ bots as separate processes over TCP on 127.0.0.1.
 - An on-path machine that records every byte of a whole game reads no message, and one that
   flips, injects, replays and drops on a link gets nobody blamed: the game ends agreed, the
   audit passing.
-- A lobby that lowers the options for one client, swaps a key and relays the link, or reuses a
-  game id: caught before any card is dealt, saying what the lobby did.
+- A lobby that lowers the options for one client, adds a seat to one client's roster, swaps a
+  key and relays the link, or reuses a game id: caught before any card is dealt, saying what
+  the lobby did.
 - A player whose key changed since the last game is warned about, by name.
 """
 
@@ -86,6 +87,24 @@ def test_options_lowered_for_one_client_are_refused_before_the_deal(tmp_path):
         if name != victim:
             assert f"{victim} will not play this table" in text, text
     assert not game_files(env)  # no game was begun, no card dealt
+
+
+@pytest.mark.slow
+def test_a_roster_with_a_seat_more_than_the_room_is_refused_before_the_deal(tmp_path):
+    """The lobby gives one client a roster with a seat of its own added: that client refuses
+    it by itself, in words, and the others hear why."""
+    env = isolated_env(tmp_path)
+    with running_lobby(env, ["extra-seat"]) as port:
+        bots = [start_bot(port, 3, f"bot{n}", env, tmp_path) for n in range(3)]
+        said = refusals(results(bots, timeout=90, tmp_path=tmp_path))
+    victims = [name for name, text in said.items() if text.startswith("This client refuses")]
+    assert len(victims) == 1, said
+    (victim,) = victims
+    assert "the lobby's roster has 4 seats; the room you joined has 3" in said[victim]
+    for name, text in said.items():
+        if name != victim:
+            assert f"{victim} will not play this table" in text, text
+    assert not game_files(env)
 
 
 @pytest.mark.slow

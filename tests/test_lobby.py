@@ -24,6 +24,7 @@ from protocol.messages import (
     frame,
     hello_signed_payload,
 )
+from protocol.table import RoomTerms
 from tests.lobby_support import (
     Clients,
     Recorder,
@@ -205,6 +206,8 @@ async def test_create_list_join_ready_and_start(clients: Clients) -> None:
     await within(cat.join(room.room_id))
     await recorder(bob).when(lambda r: ("member_joined", "Cat") in r.events)
     assert [m.name for m in ann.room.members] == ["Ann", "Bob", "Cat"]
+    # The terms each joined for, a roster is checked against: seats and options.
+    assert ann.terms == bob.terms == cat.terms == RoomTerms(3, options)
 
     starts = [game_started(c) for c in (ann, bob, cat)]
     for client in (ann, bob, cat):

@@ -23,12 +23,14 @@ from protocol.identity import Identity, fingerprint
 from protocol.messages import GameStart, RoomOptions, Seat
 from protocol.table import (
     AgreedTable,
+    RoomTerms,
     below_the_floor,
     game_identity,
     option_differences,
     proof_strength,
     roster_differences,
     table_code,
+    term_differences,
 )
 from tests.waiting import within
 
@@ -138,6 +140,28 @@ def test_a_roster_with_one_key_at_two_seats_is_refused_before_any_link() -> None
     assert "the roster gives two seats the same key" in (setup._local_problem() or "")
 
 
+def test_a_roster_with_more_or_fewer_seats_than_the_room_is_refused_in_words() -> None:
+    """The room's seat count is part of the terms a client joined for: a roster of 4 for a
+    room of 3 (a seat the lobby added, its own perhaps) is refused before any link."""
+    identities = [Identity.generate() for _ in range(4)]
+    four = a_roster(identities, [4000, 4001, 4002, 4003])
+    for roster, room, words in [
+        (four, 3, "the lobby's roster has 4 seats; the room you joined has 3"),
+        (ROSTER, 4, "the lobby's roster has 3 seats; the room you joined has 4"),
+    ]:
+        setup = TableSetup(
+            reactor,
+            identities[0],
+            roster,
+            0,
+            PeerListener(reactor, identities[0]),
+            terms=RoomTerms(room, RoomOptions()),
+            allow_weak_proofs=False,
+        )
+        assert words in (setup._local_problem() or "")
+    assert term_differences(RoomTerms(4, RoomOptions()), four) == []
+
+
 def test_a_changed_key_is_warned_about_by_name(tmp_path) -> None:
     known = RememberedKeys(tmp_path / "players.json")
     assert changed_player_keys(ROSTER, 0, known) == []  # first game: nothing to compare
@@ -164,7 +188,11 @@ async def setups(
     given = rosters(roster) if rosters else [roster] * players
     made = []
     for seat in range(players):
-        options = {"terms": RoomOptions(), "allow_weak_proofs": False, "deadline": 10.0}
+        options = {
+            "terms": RoomTerms(players, RoomOptions()),
+            "allow_weak_proofs": False,
+            "deadline": 10.0,
+        }
         options.update((per_seat or {}).get(seat, {}))
         made.append(
             TableSetup(reactor, identities[seat], given[seat], seat, listeners[seat], **options)
@@ -260,7 +288,7 @@ async def test_proofs_below_the_floor_are_refused_unless_every_client_allows_the
     def weak(roster: GameStart) -> list[GameStart]:
         return [dataclasses.replace(roster, options=RoomOptions(proof_rounds=8))] * 3
 
-    lenient = {"terms": RoomOptions(proof_rounds=8), "allow_weak_proofs": True}
+    lenient = {"terms": RoomTerms(3, RoomOptions(proof_rounds=8)), "allow_weak_proofs": True}
     made, close = await setups(3, weak, {0: lenient, 1: lenient, 2: lenient})
     try:
         found = await outcomes(made)

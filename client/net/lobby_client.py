@@ -73,6 +73,7 @@ from protocol.messages import (
     frame,
     hello_signed_payload,
 )
+from protocol.table import RoomTerms
 
 log = Logger()
 
@@ -219,7 +220,7 @@ class LobbyClient:
         self.listener = listener or LobbyListener()
         self.request_timeout = request_timeout
         self.room: RoomState | None = None
-        self.terms: RoomOptions | None = None  # the options of the room joined and readied for
+        self.terms: RoomTerms | None = None  # the room joined and readied for
         self.welcome: Welcome | None = None
         self._protocol: LobbyClientProtocol | None = None
         self._nonce: bytes | None = None
@@ -287,28 +288,28 @@ class LobbyClient:
     def create_room(
         self, name: str, seats: int, options: RoomOptions | None = None
     ) -> Deferred[RoomState]:
-        terms = options or RoomOptions()
+        chosen = options or RoomOptions()
         return self._request(
-            lambda req: CreateRoom(req=req, name=name, seats=seats, options=terms),
+            lambda req: CreateRoom(req=req, name=name, seats=seats, options=chosen),
             Joined,
-            lambda joined: self._entered(joined, terms),
+            lambda joined: self._entered(joined, RoomTerms(seats, chosen)),
         )
 
     def join(self, room_id: int) -> Deferred[RoomState]:
-        """Take a seat in a room; its terms are the options the lobby showed for it."""
+        """Take a seat in a room; its terms are the seats and options the lobby showed for it."""
         return self._request(
             lambda req: Join(req=req, room_id=room_id),
             Joined,
-            lambda joined: self._entered(joined, joined.room.options),
+            lambda joined: self._entered(joined, RoomTerms(joined.room.seats, joined.room.options)),
         )
 
     def quick_match(self, seats: int, options: RoomOptions | None = None) -> Deferred[RoomState]:
         """Join the oldest open room of this size and these options, or open one; as ready."""
-        terms = options or RoomOptions()
+        chosen = options or RoomOptions()
         return self._request(
-            lambda req: QuickMatch(req=req, seats=seats, options=terms),
+            lambda req: QuickMatch(req=req, seats=seats, options=chosen),
             Joined,
-            lambda joined: self._entered(joined, terms),
+            lambda joined: self._entered(joined, RoomTerms(seats, chosen)),
         )
 
     def leave(self) -> Deferred[None]:
@@ -429,9 +430,9 @@ class LobbyClient:
     def _ping_quietly(self) -> None:
         self.ping().addErrback(lambda _: None)
 
-    def _entered(self, joined: Joined, terms: RoomOptions) -> RoomState:
+    def _entered(self, joined: Joined, terms: RoomTerms) -> RoomState:
         """In a room: what it is now, and the terms this client asked for or was shown (a
-        roster with other options is refused: client/table_setup.py)."""
+        roster with another seat count or other options is refused: client/table_setup.py)."""
         self.terms = terms
         self._set_room(joined.room)
         return joined.room

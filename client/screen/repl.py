@@ -94,10 +94,10 @@ from client.session import (
 from client.story import GameStory
 from protocol.identity import Identity
 from protocol.lockstep import StepReport
-from protocol.messages import GameStart, RoomOptions
+from protocol.messages import GameStart
 from protocol.rules import Action, MakeOffer, RuleError, State, accepters, bids_on
 from protocol.steps import Applied, Refusal
-from protocol.table import MIN_PROOF_ROUNDS
+from protocol.table import MIN_PROOF_ROUNDS, RoomTerms
 
 LOG_LINES = 40
 MIN_WIDTH = 40  # narrower terminals get this, cut by the terminal
@@ -800,7 +800,7 @@ async def play_roster(
     identity: Identity,
     listener: PeerListener,
     roster: GameStart,
-    terms: RoomOptions | None,
+    terms: RoomTerms | None,
     screen: GameScreen,
 ) -> Outcome:
     """Agree on the table with the others, then play its game at this screen until it ends;
