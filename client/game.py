@@ -19,7 +19,7 @@ what waits for a peer that does not read is bounded by the mesh. Verdicts rest o
 messages only (docs/peer-protocol.md, "Blame"): what a link does closes the link, blaming
 nobody; a seat that holds up a started step is named or voted out by the step's deadline
 (client/step_watch.py); the game ends early only by a signed, unanimous vote, recorded before
-any seed is revealed (client/ending.py).
+any seed is revealed (protocol/ending.py).
 
 Heavy work (shuffles and their proofs) runs off the reactor thread, one step at a time, so a
 person's screen never freezes; the screen and bots read `view`, a snapshot taken between steps.
@@ -41,13 +41,13 @@ from twisted.internet.threads import deferToThreadPool
 from twisted.logger import Logger
 from twisted.python.failure import Failure
 
-from client.ending import EndVotes, mask_of, seats_in
 from client.gamefile import Frame, GameFile, GameFileWriter
 from client.net import FrameFaults, LinkLoss, Mesh, MeshHandler, PeerListener
 from client.presence import Presence, PresenceNews
 from client.step_watch import StepWatch
 from client.turn_clock import Situation, TurnClock
 from protocol.cards import Card
+from protocol.ending import EndVotes, mask_of, seats_in
 from protocol.identity import Identity, SignatureError, Verifier
 from protocol.lockstep import Cheat, Final, ForkedState, GameConfig, Lockstep, StepReport
 from protocol.messages import Message, MessageError

@@ -147,7 +147,7 @@ class EndVote(Signed):
     """A seat's vote to end the game at `step` without the seats in `gone` (a bit mask). The
     game ends there once every seat outside `gone` has signed the same vote; each seat then
     records the ending before it reveals its seed (`Ended`). Relayed by every seat that gets
-    one from its author, so that every seat can show the whole vote (client/ending.py)."""
+    one from its author, so that every seat can show the whole vote (protocol/ending.py)."""
 
     TYPE: ClassVar[str] = "end_vote"
     game: GameId
