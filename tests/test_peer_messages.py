@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from protocol.deck import DeckError, decode_message
 from protocol.identity import Identity, SignatureError, Verifier
-from protocol.messages import FrameDecoder, MessageError, unpack
+from protocol.messages import FrameDecoder, MessageError, encode, unpack
 from protocol.peer_messages import (
     HANDSHAKE,
     PEER_LINK,
@@ -102,7 +102,8 @@ def test_deck_messages_of_any_shape_blame_their_author(wire):
 def test_link_messages_round_trip():
     step = StepFrame(bytes(16), 12, 2, valid_body().encode())
     vote = EndVote(bytes(16), 12, 2, 0b1001)
-    ended = Ended(bytes(16), 12, 2, "vote", 0b1001, bytes(range(32)))
+    signed_vote = sign(Identity.generate(), vote)
+    ended = Ended(bytes(16), 12, 2, "vote", 0b1001, bytes(range(32)), votes=(encode(signed_vote),))
     for message in (step, vote, ended, Heartbeat(7, 0b101), PeerChat("beans!")):
         assert PEER_LINK.decode(msgpack.packb(message.to_wire(), use_bin_type=True)) == message
     assert StepBody.decode(valid_body().encode()) == valid_body()
