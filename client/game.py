@@ -19,7 +19,7 @@ what waits for a peer that does not read is bounded by the mesh. Verdicts rest o
 messages only (docs/peer-protocol.md, "Blame"): what a link does closes the link, blaming
 nobody; a seat that holds up a started step is named or voted out by the step's deadline
 (client/step_watch.py); the game ends early only by a signed, unanimous vote, recorded before
-any seed is revealed (client/ending.py).
+any seed is revealed (protocol/ending.py).
 
 Heavy work (shuffles and their proofs) runs off the reactor thread, one step at a time, so a
 person's screen never freezes; the screen and bots read `view`, a snapshot taken between steps.
@@ -41,13 +41,13 @@ from twisted.internet.threads import deferToThreadPool
 from twisted.logger import Logger
 from twisted.python.failure import Failure
 
-from client.ending import EndVotes, mask_of, seats_in
 from client.gamefile import Frame, GameFile, GameFileWriter
 from client.net import FrameFaults, LinkLoss, Mesh, MeshHandler, PeerListener
 from client.presence import Presence, PresenceNews
 from client.step_watch import StepWatch
 from client.turn_clock import Situation, TurnClock
 from protocol.cards import Card
+from protocol.ending import EndVotes, ending_problem, mask_of, seats_in
 from protocol.identity import Identity, SignatureError, Verifier
 from protocol.lockstep import Cheat, Final, ForkedState, GameConfig, Lockstep, StepReport
 from protocol.messages import Message, MessageError
@@ -184,6 +184,7 @@ class _Ending:
     by: int | None = None  # the seat whose ending this one followed
     reveal: bool = False  # whether this seat reveals its seed, for an audit
     followed: Ended | None = None  # the ending this one followed
+    votes: tuple[EndVote, ...] = ()  # the unanimous vote this one rests on
     cheat: Cheat | None = None
     evidence: tuple[Frame, ...] = ()
 
@@ -243,6 +244,7 @@ class PeerGame(MeshHandler):
         self._escalated: set[int] = set()  # present seats that would not vote with us
         self.ending: _Ending | None = None
         self._endings: dict[int, tuple[Ended, float]] = {}  # each other seat's, and when
+        self._may_follow: set[int] = set()  # seats whose ending this seat may follow
         self._seeds: dict[int, bytes] = {}  # revealed for the audit of an early ending
         self._seed_wait: Any = None
         self.step = 0  # the step being played; the lockstep's own counter moves in a worker thread
@@ -536,7 +538,6 @@ class PeerGame(MeshHandler):
         if self._votes.add(vote) and link == vote.seat:
             self.mesh.broadcast(vote, skip=(vote.seat,))
         self._end_if_unanimous()
-        self._follow_if_stuck()  # a vote that ended the game without this seat, most signed
 
     def _end_if_unanimous(self) -> None:
         if self._my_vote is None or self.ending is not None:
@@ -551,7 +552,7 @@ class PeerGame(MeshHandler):
             "gone": list(seats_in(mine.gone)),
             "votes": [vote.to_wire() for vote in votes],
         }
-        self._conclude(_Ending("vote", self.step, mine.gone, reveal=True), record)
+        self._conclude(_Ending("vote", self.step, mine.gone, reveal=True, votes=votes), record)
 
     def _conclude(self, ending: _Ending, record: dict[str, Any]) -> None:
         """End the game here for good: write so to the game file and make it durable, and
@@ -569,7 +570,15 @@ class PeerGame(MeshHandler):
             self._seeds[self.seat] = seed
         self._ended = sign(
             self.identity,
-            Ended(self.game_id, ending.step, self.seat, ending.why, ending.gone, seed),
+            Ended(
+                self.game_id,
+                ending.step,
+                self.seat,
+                ending.why,
+                ending.gone,
+                seed,
+                votes=tuple(encode_message(vote) for vote in ending.votes),
+            ),
         )
         self._refresh()
         self.mesh.broadcast(self._ended)
@@ -580,12 +589,9 @@ class PeerGame(MeshHandler):
         self._audit_when_every_seed_is_in()
 
     def _tell_the_ending(self, seat: int) -> None:
-        """A peer (back) with us after we ended: the votes behind the ending, the signed
-        ending, and the endings of the others we hold (with their seeds)."""
+        """A peer (back) with us after we ended: the signed ending (a vote's with the votes
+        behind it), and the endings of the others we hold (with their seeds)."""
         assert self.ending is not None
-        if self.ending.why == "vote":
-            for vote in self._votes.votes.values():
-                self.mesh.send(seat, vote)
         self.mesh.send(seat, self._ended)
         for other, _ in self._endings.values():
             if other.seat != seat:
@@ -622,6 +628,16 @@ class PeerGame(MeshHandler):
             )
             self._stop(Cheat(ended.seat, step, reason), (frame,), ended)
             return
+        problem = ending_problem(ended, self._verifiers, self.seat)
+        if problem is None:
+            self._may_follow.add(ended.seat)
+        else:
+            name, how = self.names[ended.seat], " by a vote" if ended.why == "vote" else ""
+            self.player.notice(
+                self,
+                f"{name}'s client says the game ended{how}, but {problem}: {name} has left "
+                "for good, and this seat does not follow it",
+            )
         self._follow_if_stuck()
 
     def _held_steps(self) -> list[tuple[int, dict[int, Frame]]]:
@@ -631,29 +647,26 @@ class PeerGame(MeshHandler):
     def _follow_if_stuck(self) -> None:
         """Follow another seat's ending where it binds this seat too:
 
-        - a vote this seat is not excluded by (nobody plays the step a vote ended the game
-          at), or one that excluded it but that most of the table signed (it was away), or
-          one at a step this seat has played already (it played that step alone, its own
-          message lost on the way as it went down: the vote's author will never sign the
-          step this seat is at);
+        - a vote whose votes this seat holds (`ending_problem`): its own among them (nobody
+          plays the step a vote ended the game at), or, if it excluded this seat, those of
+          most of the table (it was away);
         - a broken deal, once this seat cannot play on: it is past the step the other ended
           at, or that step still lacks messages FOLLOW_GRACE after the ending came (a step
           that completes is played first: the same broken card may show here).
 
-        Any other ending (a stop for a cheat, a vote of a few seats without this one) only
-        says that its author will never play again: it has left for good, and owes what it
-        owes; the step's deadline judges it (`_present`, `_consider_voting`)."""
+        Any other ending (a stop for a cheat, a vote of a few seats without this one, a vote
+        shown without its votes) only says that its author will never play again: it has left
+        for good, and owes what it owes; the step's deadline judges it (`_present`,
+        `_consider_voting`). It never makes this seat reveal its seed."""
         if self.ending is not None or self.outcome is not None or self._busy:
             return
         now = self.reactor.seconds()
         complete = len(self.inbox.get(self.step, {})) == self.players
         for seat, (ended, heard) in sorted(self._endings.items()):
+            if seat not in self._may_follow:
+                continue
             if ended.why == "vote":
-                binding = (
-                    not ended.gone >> self.seat & 1
-                    or self._excluded_by_most(ended)
-                    or ended.step < self.step
-                )
+                binding = True
             elif ended.why == "dispute":
                 stuck = not complete and now - heard >= FOLLOW_GRACE
                 binding = ended.step < self.step or stuck
@@ -677,14 +690,6 @@ class PeerGame(MeshHandler):
                 )
                 self._conclude(following, record)
                 return
-
-    def _excluded_by_most(self, ended: Ended) -> bool:
-        """Whether this seat holds the signed votes of most of the table to end at the step
-        it plays without it (it was away: a crash, a cut link)."""
-        if ended.step != self.step or self._votes.step != self.step:
-            return False
-        votes = self._votes.unanimous(ended.gone)
-        return votes is not None and 2 * len(votes) > self.players
 
     def _left_for_good(self) -> set[int]:
         """Seats that ended the game in a way this seat does not follow: they will never send

@@ -19,7 +19,6 @@ from typing import Any
 
 from prompt_toolkit.formatted_text import FormattedText, to_plain_text
 
-from client.ending import seats_in
 from client.gamefile import GameFile, GameFileError
 from client.screen import (
     PlayerView,
@@ -35,6 +34,7 @@ from client.screen import (
 from client.story import GameStory
 from protocol.cards import Card
 from protocol.deck import AuditError, audit
+from protocol.ending import seats_in
 from protocol.identity import SignatureError, Verifier
 from protocol.lockstep import Cheat, GameConfig, Lockstep, StepReport
 from protocol.messages import MessageError

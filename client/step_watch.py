@@ -10,7 +10,7 @@ the last few seconds, and it says it plays this step (so it holds what it needs 
 - a seat present for the whole deadline, or for a grace period after it came back once the
   deadline had passed, and still silent, is withholding its message: it is named;
 - a seat whose message is still missing when the deadline plus the abandon time have passed,
-  however its links came and went, is voted out by the others (client/ending.py).
+  however its links came and went, is voted out by the others (protocol/ending.py).
 
 So a seat that drops its links before each deadline and comes back after it gains nothing:
 it is named, or at the latest voted out, within deadline + abandon time of the step's start.

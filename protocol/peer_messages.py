@@ -148,7 +148,7 @@ class EndVote(Signed):
     """A seat's vote to end the game at `step` without the seats in `gone` (a bit mask). The
     game ends there once every seat outside `gone` has signed the same vote; each seat then
     records the ending before it reveals its seed (`Ended`). Relayed by every seat that gets
-    one from its author, so that every seat can show the whole vote (client/ending.py)."""
+    one from its author, so that every seat can show the whole vote (protocol/ending.py)."""
 
     TYPE: ClassVar[str] = "end_vote"
     game: GameId
@@ -162,6 +162,8 @@ class EndVote(Signed):
 
 
 ENDINGS = ("vote", "dispute", "stopped", "followed")
+#: The most bytes one encoded EndVote in an ending may take (one takes about 150).
+MAX_VOTE_BYTES = 256
 
 
 @dataclasses.dataclass(frozen=True)
@@ -171,7 +173,9 @@ class Ended(Signed):
     seats in `gone`; a dispute (the deal broke and only the seeds can say who broke it); a
     stop (a cheat this seat saw); or another seat's ending it followed. `seed` is revealed
     with a vote or a dispute, for the audit of what was played; never before the ending is
-    on disk."""
+    on disk. `votes`: with a vote, the encoded EndVotes it rests on, each signed by its own
+    seat, for nobody follows a vote it cannot check (protocol.ending.ending_problem); the
+    signature covers them too, so that no seat relaying the ending can strip them."""
 
     TYPE: ClassVar[str] = "ended"
     game: GameId
@@ -180,10 +184,14 @@ class Ended(Signed):
     why: Annotated[str, OneOf(*ENDINGS)]
     gone: SeatMask = 0
     seed: Annotated[bytes | None, Nullable(Blob(32))] = None
+    votes: Annotated[tuple[bytes, ...], ListOf(Blob(1, MAX_VOTE_BYTES), 0, MAX_PLAYERS)] = ()
     signature: Signature = bytes(SIGNATURE_BYTES)
 
     def body(self) -> bytes:
-        return self.why.encode() + b"\x00" + bytes([self.gone]) + (self.seed or b"")
+        seed = self.seed or b""
+        votes = b"".join(len(vote).to_bytes(2, "big") + vote for vote in self.votes)
+        counts = bytes([len(seed)]) + seed + bytes([len(self.votes)])
+        return self.why.encode() + b"\x00" + bytes([self.gone]) + counts + votes
 
 
 @dataclasses.dataclass(frozen=True)

@@ -30,6 +30,12 @@ ATTACKS, comma-separated:
 - `selective`: sends each of its step messages once the deal is over to one other seat only
   (the next one round the table, turn about), and never answers a request for them: the
   others have them only from that seat.
+- `lone-end`: at the first step from `--at N` on, signs an ending by a vote without the first
+  other seat (`Ended(why="vote")`) that nobody voted for, with the votes `--votes` says:
+  `none`, `own` (its own vote only) or `forged` (its own, and one in every other present
+  seat's name, signed with its own key); then signs no step message again, as an ending
+  says, and stays connected. It says every seed it is sent, when, and the ending its
+  owner's game file held by then.
 """
 
 from __future__ import annotations
@@ -52,10 +58,13 @@ from twisted.internet.task import LoopingCall
 from client.game import PeerGame
 from client.gamefile import ENDINGS, GameFile, game_path
 from protocol.deck import ED25519
+from protocol.ending import mask_of
+from protocol.messages import encode
 from protocol.peer_messages import (
     MAX_STEP,
     MAX_STEP_PAYLOAD,
     Ended,
+    EndVote,
     Heartbeat,
     StepBody,
     StepFrame,
@@ -64,7 +73,7 @@ from protocol.peer_messages import (
 
 ATTACKS = (
     "flood", "far-future", "wrong-final", "record", "replay", "seed-thief", "cycle",
-    "withhold-at", "freeze-at", "bad-shuffle", "selective",
+    "withhold-at", "freeze-at", "bad-shuffle", "selective", "lone-end",
 )  # fmt: skip
 FLOOD_PER_SECOND = 500
 FAR_FUTURE_PER_SECOND = 40
@@ -92,6 +101,7 @@ class HostileGame(PeerGame):
     replay_file: Path | None = None
     cycle = (2.0, 3.0)
     at = 0
+    votes = "none"
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -99,6 +109,7 @@ class HostileGame(PeerGame):
         self._recorded: list[list[Any]] = []
         self._down_until = 0.0
         self._withholding: int | None = None
+        self._ended_alone: int | None = None  # the step of its lone ending
         self.victim = self.names.index(self.victim_name) if self.victim_name else None
 
     def start(self) -> None:
@@ -139,6 +150,8 @@ class HostileGame(PeerGame):
             self._replay()
         if "cycle" in self.attacks and self._withholding is not None:
             self._cycle_links()
+        if "lone-end" in self.attacks and self._ended_alone is None and self.step >= self.at:
+            self._end_alone()
 
     def _flood(self) -> None:
         link = self.mesh.links.get(self.victim) if self.victim is not None else None
@@ -176,6 +189,23 @@ class HostileGame(PeerGame):
                 self.mesh.broadcast(StepFrame(self.game_id, step, seat, payload, signature))
         say(replayed=len(frames))
 
+    def _end_alone(self) -> None:
+        """Sign the game ended by a vote without the first other seat, with no vote of
+        theirs behind it, and its own seed for the audit (as an honest ending by a vote
+        has), and tell everyone."""
+        step, target = self.step, min(seat for seat in range(self.players) if seat != self.seat)
+        gone = mask_of({target})
+        present = [seat for seat in range(self.players) if seat != target]
+        voters = {"none": [], "own": [self.seat], "forged": present}[self.votes]
+        votes = tuple(
+            encode(sign(self.identity, EndVote(self.game_id, step, seat, gone))) for seat in voters
+        )
+        self._ended_alone = step
+        seed = self.lockstep.deck.reveal_seed().seed
+        self.mesh.broadcast(sign(self.identity, Ended(self.game_id, step, self.seat, "vote",
+                                                      gone, seed, votes=votes)))  # fmt: skip
+        say(lone_end=step, target=target, votes=self.votes, at=time.time())
+
     # --- what it does to its own messages --------------------------------------------------------
 
     def received(self, seat: int, message: Any) -> None:
@@ -186,6 +216,10 @@ class HostileGame(PeerGame):
             )
         if "seed-thief" in self.attacks and isinstance(message, Ended):
             self._check_the_seed(message)
+        if "lone-end" in self.attacks and isinstance(message, Ended) and message.seed:
+            saved = GameFile.read(game_path(self.game_id, message.seat))
+            ending = saved.end["kind"] if saved.end is not None else None
+            say(seed_from=message.seat, owners_ending=ending, at=time.time())
         super().received(seat, message)
 
     def _check_the_seed(self, ended: Ended) -> None:
@@ -205,6 +239,8 @@ class HostileGame(PeerGame):
         super()._conclude(ending, record)
 
     def _publish(self, step: int, payload: bytes, moves: bool) -> None:
+        if self._ended_alone is not None and step >= self._ended_alone:
+            return  # it said it ended: it signs no step message again
         due = step >= self.at and self.lockstep.urgent()
         if "freeze-at" in self.attacks and due and not getattr(self, "_slept", 0):
             self._slept = 1
@@ -306,6 +342,7 @@ def main() -> None:
     parser.add_argument("--replay", type=Path)
     parser.add_argument("--cycle", default="2,3")
     parser.add_argument("--at", type=int, default=0)
+    parser.add_argument("--votes", choices=("none", "own", "forged"), default="none")
     ours, rest = parser.parse_known_args()
     attacks = frozenset(ours.attacks.split(","))
     if not attacks <= set(ATTACKS):
@@ -321,6 +358,7 @@ def main() -> None:
             "replay_file": ours.replay,
             "cycle": (up, down),
             "at": ours.at,
+            "votes": ours.votes,
         },
     )
     args = build_parser().parse_args(["bot", *rest])

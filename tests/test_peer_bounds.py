@@ -68,9 +68,13 @@ class RecordingMesh:
 class Heard(Player):
     def __init__(self) -> None:
         self.chats: list[str] = []
+        self.notices: list[str] = []
 
     def chat(self, game: PeerGame, seat: int, text: str) -> None:
         self.chats.append(text)
+
+    def notice(self, game: PeerGame, text: str) -> None:
+        self.notices.append(text)
 
 
 def a_game(tmp_path: Any) -> tuple[PeerGame, RecordingMesh, Clock, list[Identity]]:
@@ -348,17 +352,54 @@ def test_a_seat_back_one_step_past_a_vote_that_ended_the_game_without_it_follows
     tmp_path,
 ):
     """It played the step the others ended at alone, as it went down (its own message for that
-    step lost on the way): the vote's authors will never sign the step it is at, so it ends
-    as they did rather than wait for them and vote them out."""
+    step lost on the way): the vote's authors will never sign the step it is at, and their
+    endings show the votes of most of the table, so it ends as they did rather than wait for
+    them and vote them out."""
     game, mesh, clock, identities = a_game(tmp_path)
     played_steps(game, 31)
+    votes = signed_votes(game, identities, 30, gone=0b1)
     for seat in (1, 2, 3):
-        ended = sign(identities[seat], Ended(game.game_id, 30, seat, "vote", gone=0b1))
+        ended = sign(identities[seat], Ended(game.game_id, 30, seat, "vote", 0b1, votes=votes))
         game.received(seat, ended)
     clock.advance(60)
     assert game.ending is not None and game.ending.why == "followed" and game.ending.by == 1
     assert game.outcome is not None and game.outcome.ended_by == 1 and mesh.closed
     assert not any(isinstance(message, EndVote) for _, message in mesh.sent)
+
+
+def signed_votes(
+    game: PeerGame, identities: list[Identity], step: int, gone: int
+) -> tuple[bytes, ...]:
+    """The encoded votes of every seat outside `gone` to end at `step` without it."""
+    present = [seat for seat in range(PLAYERS) if not gone >> seat & 1]
+    return tuple(
+        encode(sign(identities[seat], EndVote(game.game_id, step, seat, gone))) for seat in present
+    )
+
+
+def test_a_vote_ending_without_the_votes_behind_it_is_not_followed_and_takes_no_seed(tmp_path):
+    """Issue 26, problem 4: one seat's ending by a vote without seat 1, with none of the
+    votes, or with its own only, or with too few of the table behind it where this seat is
+    left out, only says that its author left for good: this seat plays on, reveals no seed,
+    and says so in words."""
+    game, mesh, clock, identities = a_game(tmp_path)
+    played_steps(game, 31)
+    own_only = encode(sign(identities[3], EndVote(game.game_id, 31, 3, 0b10)))
+    lone = [
+        (2, 0b10, ()),
+        (3, 0b10, (own_only,)),
+        (1, 0b101, signed_votes(game, identities, 31, 0b101)),  # seats 1 and 3: half the table
+    ]
+    for author, gone, votes in lone:
+        ended = sign(identities[author], Ended(game.game_id, 31, author, "vote", gone, votes=votes))
+        game.received(author, ended)
+    clock.advance(60)
+    assert game.ending is None and game.outcome is None
+    assert not [m for _, m in mesh.sent if isinstance(m, Ended) and m.seat == game.seat]
+    notices = game.player.notices  # type: ignore[attr-defined]
+    assert any("p2's client says the game ended by a vote, but no vote" in n for n in notices)
+    assert any("p3's client" in n and "not exactly the seats" in n for n in notices), notices
+    assert any("p1's client" in n and "less than most of the table" in n for n in notices)
 
 
 def a_fork_at_step_5(tmp_path: Any) -> tuple[PeerGame, RecordingMesh, Clock, list[Identity]]:

@@ -106,7 +106,8 @@ def test_deck_messages_of_any_shape_blame_their_author(wire):
 def test_link_messages_round_trip():
     step = StepFrame(bytes(16), 12, 2, valid_body().encode())
     vote = EndVote(bytes(16), 12, 2, 0b1001)
-    ended = Ended(bytes(16), 12, 2, "vote", 0b1001, bytes(range(32)))
+    signed_vote = sign(Identity.generate(), vote)
+    ended = Ended(bytes(16), 12, 2, "vote", 0b1001, bytes(range(32)), votes=(encode(signed_vote),))
     for message in (step, vote, ended, Heartbeat(7, 0b101), PeerChat("beans!")):
         assert PEER_LINK.decode(msgpack.packb(message.to_wire(), use_bin_type=True)) == message
     assert StepBody.decode(valid_body().encode()) == valid_body()
