@@ -13,13 +13,14 @@ up for long.
 
 Every peer is bounded (docs/peer-protocol.md, "Limits"): a frame's header is checked against
 this game and its step window (the step being played and the next) before its signature or
-body is looked at, and nothing outside the window is passed on, checked or kept; a heartbeat is
-answered at most so often, with each missing message once per link, never the whole history;
-what waits for a peer that does not read is bounded by the mesh. Verdicts rest on signed
-messages only (docs/peer-protocol.md, "Blame"): what a link does closes the link, blaming
-nobody; a seat that holds up a started step is named or voted out by the step's deadline
-(client/step_watch.py); the game ends early only by a signed, unanimous vote, recorded before
-any seed is revealed (client/ending.py).
+body is looked at, and nothing outside the window is passed on, checked or kept; a holding (a
+seat's signed heartbeat) is answered at most so often, with each missing message once per
+link, never the whole history; what waits for a peer that does not read is bounded by the
+mesh. Verdicts rest on signed messages only (docs/peer-protocol.md, "Blame"; protocol.blame):
+what a link does closes the link, blaming nobody; a seat is named for withholding only on its
+own signed holding, and a seat that holds the game up otherwise is voted out as gone by the
+clocks of protocol.step_watch; the game ends early only by a signed, unanimous vote, recorded
+before any seed is revealed (client/ending.py).
 
 Heavy work (shuffles and their proofs) runs off the reactor thread, one step at a time, so a
 person's screen never freezes; the screen and bots read `view`, a snapshot taken between steps.
@@ -45,17 +46,18 @@ from client.ending import EndVotes, mask_of, seats_in
 from client.gamefile import Frame, GameFile, GameFileWriter
 from client.net import FrameFaults, LinkLoss, Mesh, MeshHandler, PeerListener
 from client.presence import Presence, PresenceNews
-from client.step_watch import StepWatch
 from client.turn_clock import Situation, TurnClock
+from protocol.blame import gone_for_good, withheld
 from protocol.cards import Card
 from protocol.identity import Identity, SignatureError, Verifier
 from protocol.lockstep import Cheat, Final, ForkedState, GameConfig, Lockstep, StepReport
 from protocol.messages import Message, MessageError
 from protocol.messages import encode as encode_message
 from protocol.peer_messages import (
+    MAX_OWED,
     Ended,
     EndVote,
-    Heartbeat,
+    Holding,
     PeerChat,
     Signed,
     StepBody,
@@ -63,19 +65,18 @@ from protocol.peer_messages import (
     sign,
 )
 from protocol.rules import Action, Phase, RuleError, Slot, State, state_hash
+from protocol.step_watch import AwayClock, Obligation, StepWatch
 from protocol.steps import ForbiddenAction, check_own_actions
 from protocol.table import AgreedTable
 
 log = Logger()
 
 STEP_DEADLINE = 60.0
-HEARTBEAT_WAITING = 1.0  # seconds between heartbeats while a step waits, or a peer is behind
+HEARTBEAT_WAITING = 1.0  # seconds between holdings while a step waits, or a peer is behind
 HEARTBEAT_IDLE = 5.0  # ... and otherwise
 LINK_SILENCE = 15.0  # a link that says nothing this long is dead (TCP may not notice)
-PRESENT_SILENCE = 3.0  # a peer not heard from this long is not present (step_watch.py)
-PRESENT_GRACE = 10.0  # at least this long to answer, for a seat back after the deadline
 ABANDON_AFTER = 300.0  # seconds a seat may be away before the others vote to end without it
-ANSWER_INTERVAL = 0.5  # a peer's heartbeats about one step are answered at most this often
+ANSWER_INTERVAL = 0.5  # a peer's holdings about one step are answered at most this often
 WANT_AFTER = 0.05  # seconds a step waits on another seat's message before asking every peer
 PASSIVE_AHEAD = 16  # steps a message without moves may go out for per sync of the game file
 FOLLOW_GRACE = 2.0  # seconds a complete step may still take to come in before following
@@ -165,8 +166,10 @@ class _Peer:
     """What this seat knows of one other seat's link, and what it has spent on it."""
 
     heard: float = 0.0  # when it last said anything on its own link
-    step: int = 0  # the step its last heartbeat said it plays
+    step: int = 0  # the step its last holding said it plays
     have: int = 0  # ... and whose messages of that step it holds
+    holding: Holding | None = None  # that holding, as it signed it (checked if it convicts)
+    told: float = 0.0  # when it was last sent our holding in answer to one of its own
     answered: tuple[int, float] = (-1, 0.0)  # (its step, when) of the last answer to it
     asked: int = -1  # our step when we last asked it (it is ahead) for what we lack
     sent: set[tuple[int, int]] = field(default_factory=set)  # (step, author) sent as answers
@@ -232,11 +235,11 @@ class PeerGame(MeshHandler):
         self.turn_clock = TurnClock(
             reactor, self.turn_seconds, seat, self._clock_situation, self._time_is_up
         )
-        self.watch = StepWatch(
-            self.players, seat, step_deadline, min(PRESENT_GRACE, step_deadline), abandon_after
-        )
+        self.watch = StepWatch(self.players, seat)
+        self.away = AwayClock(settle=step_deadline)
+        self.obligation = Obligation()
+        self._holding_signed: Holding | None = None  # the last holding signed, kept for reuse
         self._peers = {other: _Peer() for other in range(self.players) if other != seat}
-        self._away_since: dict[int, float] = {}
         self.presence = Presence(self.names)
         self._votes = EndVotes(self.players)
         self._my_vote: tuple[EndVote, float] | None = None  # and when it was first signed
@@ -334,20 +337,20 @@ class PeerGame(MeshHandler):
         and how the game ended, if it has."""
         now, peer = self.reactor.seconds(), self._peers[seat]
         self._peers[seat] = replace(peer, heard=now, sent=set(), answered=(-1, 0.0), asked=-1)
-        self._away_since.pop(seat, None)
+        self.away.link_up(seat, now)
         news = self.presence.link_up(seat)
         self._refresh()
         if self.ending is not None:
             self._tell_the_ending(seat)
             return
-        self.mesh.send(seat, self._heartbeat())
+        self.mesh.send(seat, self._holding())
         for vote in self._votes.votes.values():
             self.mesh.send(seat, vote)
         if news is not None and self.outcome is None:
             self.player.presence_changed(self, news)
 
     def link_down(self, seat: int, reason: str, loss: LinkLoss) -> None:
-        self._away_since.setdefault(seat, self.reactor.seconds())
+        self.away.link_down(seat, self.reactor.seconds())
         news = self.presence.link_down(seat, reason, loss)
         self._refresh()
         if news is not None and self.outcome is None:
@@ -373,8 +376,10 @@ class PeerGame(MeshHandler):
         peer.heard = self.reactor.seconds()
         if isinstance(message, StepFrame):
             self._step_frame(seat, message)
-        elif isinstance(message, Heartbeat):
-            peer.step, peer.have = message.step, message.have
+        elif isinstance(message, Holding):
+            if message.seat != seat:
+                return  # holdings are not relayed: one in another seat's name proves nothing
+            peer.step, peer.have, peer.holding = message.step, message.have, message
             self._answer(seat)
             if self._lingering is not None:
                 self._leave_once_all_have_ended()
@@ -398,8 +403,27 @@ class PeerGame(MeshHandler):
         peer.chat_tokens -= 1
         return True
 
-    def _heartbeat(self) -> Heartbeat:
-        return Heartbeat(self.step, self._have())
+    def _holding(self) -> Holding:
+        """This seat's signed holding as it stands (signed again only when it changed)."""
+        step, have = self.step, self._have()
+        owed = self.obligation.reading(self.reactor.seconds(), step, self._owes(), self._busy)
+        tenths = min(int(owed * 10), MAX_OWED)
+        held = self._holding_signed
+        if held is None or (held.step, held.have, held.owed) != (step, have, tenths):
+            unsigned = Holding(self.game_id, step, self.seat, have, tenths)
+            self._holding_signed = held = sign(self.identity, unsigned)
+        return held
+
+    def _owes(self) -> bool:
+        """Whether this seat holds what the current step needs of it and its message is not
+        made: the step is urgent, or another seat's message of it is here. (While it is
+        busy making it, or playing the step before, it does not count as owing.)"""
+        if self._busy or self._working or self.outcome is not None or self.ending is not None:
+            return False
+        frames = self.inbox.get(self.step, {})
+        if self.seat in frames:
+            return False
+        return bool(frames) or self.lockstep.urgent()
 
     def _have(self) -> int:
         """Whose messages for the step being played this seat holds, a bit per seat."""
@@ -409,7 +433,7 @@ class PeerGame(MeshHandler):
         """A peer said where it is: send it the signed step messages it lacks, of its step
         and the next (its window), each once on this link; and ask it, if it is ahead, or
         holds a message of this step that this seat lacks (lost on its way here: nothing
-        else would bring it while this seat has nothing to send). Its heartbeats about one
+        else would bring it while this seat has nothing to send). Its holdings about one
         step are answered at most every ANSWER_INTERVAL; one that found nothing to send
         does not count, for the peer may ask again as soon as it knows there is more."""
         peer, now = self._peers[seat], self.reactor.seconds()
@@ -420,6 +444,8 @@ class PeerGame(MeshHandler):
             return
         if peer.step == self.step and peer.have & ~self._have():
             self._ask(seat)
+        if peer.step == self.step and peer.have and not self._have() >> self.seat & 1:
+            self._tell_holding(seat)
         step, when = peer.answered
         if peer.step <= step and now - when < ANSWER_INTERVAL:
             return
@@ -437,8 +463,17 @@ class PeerGame(MeshHandler):
         answers with what we lack: a seat behind catches up a step per round trip."""
         peer = self._peers[seat]
         if peer.asked != self.step:
-            peer.asked = self.step
-            self.mesh.send(seat, self._heartbeat())
+            peer.asked, peer.told = self.step, self.reactor.seconds()
+            self.mesh.send(seat, self._holding())
+
+    def _tell_holding(self, seat: int) -> None:
+        """A peer waits at our step for a message of ours not yet made: tell it where we
+        stand (at most every ANSWER_INTERVAL), so that the step's deadline there judges a
+        fresh signed word of ours, not one a heartbeat old."""
+        peer, now = self._peers[seat], self.reactor.seconds()
+        if now - peer.told >= ANSWER_INTERVAL:
+            peer.told = now
+            self.mesh.send(seat, self._holding())
 
     def _frames_held(self, step: int) -> dict[int, Frame]:
         if step in self.history:
@@ -446,10 +481,10 @@ class PeerGame(MeshHandler):
         return dict(self.inbox.get(step, {}))
 
     def _tick(self) -> None:
-        """Heartbeats (every second while a step waits or a peer is behind, so that the
-        others can tell this seat is there; else every few seconds); links that have been
-        silent too long are dropped, to be dialled again; the step's deadline (names a seat
-        holding it up, or votes it out)."""
+        """Holdings (every second while a step waits or a peer is behind, so that the others
+        hear where this seat stands; else every few seconds); links that have been silent too
+        long are dropped, to be dialled again; a seat whose own signed holding convicts it of
+        withholding is named; seats holding the game up too long are voted out."""
         if self.outcome is not None or self.ending is not None:
             return
         now = self.reactor.seconds()
@@ -460,61 +495,79 @@ class PeerGame(MeshHandler):
         for seat in sorted(self.mesh.connected):
             if now - self._peers[seat].heard > LINK_SILENCE:
                 self.mesh.drop(seat, f"no word from {self.names[seat]} for {LINK_SILENCE:g} s")
+        self._beat(now)
+        if self._withholder_named():
+            return
+        self._consider_voting(now)
+        self._follow_if_stuck()
+
+    def _beat(self, now: float) -> None:
+        """Send this seat's holding round when it is due (it is signed on every tick all the
+        same, so that the time owed counts)."""
+        holding = self._holding()
         waiting = 0 < len(self.inbox.get(self.step, {})) < self.players
         behind = any(self._peers[seat].step < self.step for seat in self.mesh.connected)
         if waiting or behind or now - self._last_beat >= HEARTBEAT_IDLE:
             self._last_beat = now
-            self.mesh.broadcast(self._heartbeat())
-        self.watch.presence(self._present(now), now)
-        judgement = self.watch.judge(now)
-        if judgement.named:
-            self._withheld(sorted(judgement.named))
-            return
-        self._consider_voting(now, judgement.gone)
-        self._follow_if_stuck()
+            self.mesh.broadcast(holding)
 
-    def _present(self, now: float) -> set[int]:
-        """Seats whose link is up, that spoke in the last few seconds, and that say they
-        play this step: they hold what they need to send their message."""
-        return {
-            seat
-            for seat in self.mesh.connected - self._left_for_good()
-            if now - self._peers[seat].heard <= PRESENT_SILENCE
-            and self._peers[seat].step >= self.step
-        }
-
-    def _withheld(self, seats: list[int]) -> None:
-        step = self.step
-        seconds = f"{self.step_deadline:g}"
-        names = ", ".join(self.names[s] for s in seats[1:])
-        also = f" (so did {names})" if names else ""
-        reason = f"withheld its message for step {step} for {seconds} seconds while connected{also}"
-        cheat = Cheat(seats[0], step, reason, also=tuple(seats[1:]))
-        self._stop(cheat, tuple(self.inbox.get(step, {}).values()))
+    def _withholder_named(self) -> bool:
+        """Stop the game naming the seats whose latest holding, signed at this step without
+        their message here, says they owed it longer than the step deadline (protocol.blame).
+        A holding whose signature fails closes its link and names nobody."""
+        held = self.inbox.get(self.step, {})
+        convicted: list[tuple[Cheat, Holding]] = []
+        for seat, peer in sorted(self._peers.items()):
+            holding = peer.holding
+            if seat in held or holding is None:
+                continue
+            try:
+                cheat = withheld(
+                    holding, self._verifiers[seat], self.game_id, self.step, self.step_deadline
+                )
+            except SignatureError as error:
+                peer.holding = None
+                self._signature_failed(seat, holding, error)
+                continue
+            if cheat is not None:
+                convicted.append((cheat, holding))
+        if not convicted:
+            return False
+        first = convicted[0][0]
+        also = tuple(cheat.seat for cheat, _ in convicted[1:] if cheat.seat is not None)
+        reason = first.reason
+        if also:
+            reason += f" (so did {', '.join(self.names[seat] for seat in also)})"
+        cheat = Cheat(first.seat, first.step, reason, also)
+        signed = tuple(holding for _, holding in convicted)
+        self._stop(cheat, tuple(held.values()), signed=signed)
+        return True
 
     # --- ending early: the vote, the ending, the seeds ------------------------------------------
 
-    def _consider_voting(self, now: float, overdue: frozenset[int]) -> None:
-        """Vote to end without the seats gone for good: away longer than `abandon_after`, or
-        holding up a started step past its deadline plus that time; and, once our vote has
-        stood a deadline long, the present seats that would not vote with us. Each vote is
-        signed for this step; a new one only when the seats change."""
+    def _consider_voting(self, now: float) -> None:
+        """Vote to end without the seats gone for good (protocol.blame.gone_for_good: away
+        longer than `abandon_after` in all, however often their links came back, or holding up
+        a started step past its deadline plus that time); and, once our vote has stood a
+        deadline long, the seats that would not vote with us. Each vote is signed for this
+        step; a new one only when the seats change."""
         if self.abandon_after <= 0:
             return
         self._votes.at(self.step)
-        connected = self.mesh.connected
-        away = {
-            seat
-            for seat, since in self._away_since.items()
-            if seat not in connected and now - since >= self.abandon_after
-        } | {
-            seat for seat, (_, heard) in self._endings.items() if now - heard >= self.abandon_after
-        }
+        overdue = gone_for_good(
+            now=now,
+            started=self.watch.started,
+            missing=self.watch.missing,
+            away={seat: self.away.reading(seat, now) for seat in self._peers},
+            left={seat: heard for seat, (_, heard) in self._endings.items()},
+            deadline=self.step_deadline,
+            abandon=self.abandon_after,
+        )
         if self._my_vote is not None:
             vote, since = self._my_vote
             if vote.step == self.step and now - since >= self.step_deadline:
                 self._escalated |= self._votes.not_agreeing(vote.gone) - {self.seat}
-        gone = (set(overdue) | away | self._escalated) - {self.seat}
+        gone = (set(overdue) | self._escalated) - {self.seat}
         if not gone:
             return
         mask = mask_of(gone)
@@ -641,8 +694,8 @@ class PeerGame(MeshHandler):
           that completes is played first: the same broken card may show here).
 
         Any other ending (a stop for a cheat, a vote of a few seats without this one) only
-        says that its author will never play again: it has left for good, and owes what it
-        owes; the step's deadline judges it (`_present`, `_consider_voting`)."""
+        says that its author will never play again: it has left for good, and is voted out
+        once the abandon time has passed (`_consider_voting`)."""
         if self.ending is not None or self.outcome is not None or self._busy:
             return
         now = self.reactor.seconds()
@@ -685,11 +738,6 @@ class PeerGame(MeshHandler):
             return False
         votes = self._votes.unanimous(ended.gone)
         return votes is not None and 2 * len(votes) > self.players
-
-    def _left_for_good(self) -> set[int]:
-        """Seats that ended the game in a way this seat does not follow: they will never send
-        another message, wherever their links are."""
-        return set(self._endings)
 
     def _audit_when_every_seed_is_in(self) -> None:
         ending = self.ending
@@ -746,15 +794,18 @@ class PeerGame(MeshHandler):
         try:
             message.verify(self._verifiers[message.seat])
         except SignatureError as error:
-            who = "its own" if link == message.seat else f"{self.names[message.seat]}'s"
-            self.mesh.drop(link, f"it sent a message in {who} name whose signature fails: {error}")
-            self.player.notice(
-                self,
-                f"{self.names[link]}'s client sent a message whose signature fails; its link "
-                "is closed and nobody is blamed",
-            )
+            self._signature_failed(link, message, error)
             return False
         return True
+
+    def _signature_failed(self, link: int, message: Signed, error: SignatureError) -> None:
+        who = "its own" if link == message.seat else f"{self.names[message.seat]}'s"
+        self.mesh.drop(link, f"it sent a message in {who} name whose signature fails: {error}")
+        self.player.notice(
+            self,
+            f"{self.names[link]}'s client sent a message whose signature fails; its link "
+            "is closed and nobody is blamed",
+        )
 
     # --- the turn clock ------------------------------------------------------------------------
 
@@ -790,7 +841,7 @@ class PeerGame(MeshHandler):
             return
         if frame.step > self.step + 1:
             self.dropped["ahead of the window"] += 1
-            return  # not reachable yet: heartbeats bring it when it is due
+            return  # not reachable yet: holdings bring it when it is due
         played = frame.step < self.step
         held = self._frame_of(frame.step, frame.seat)
         if held == frame.frame:
@@ -820,7 +871,7 @@ class PeerGame(MeshHandler):
         self._pump()
 
     def _pass_on(self, frame: StepFrame) -> None:
-        """A message new here goes to each peer whose last heartbeat said it plays that step
+        """A message new here goes to each peer whose last holding said it plays that step
         without it (once on each link): it asked, and may never get it from its author."""
         for seat, peer in self._peers.items():
             lacks = peer.step == frame.step and not peer.have >> frame.seat & 1
@@ -959,6 +1010,7 @@ class PeerGame(MeshHandler):
             self._votes.at(self.step)
             self._my_vote, self._escalated = None, set()  # a vote lapses with its step
             self.watch.waiting(self.step)
+            self.away.progress(self.reactor.seconds())
             if self.inbox.get(self.step):
                 self._started(self.step)
             started = self._step_started.pop(step, self.reactor.seconds())
@@ -1034,11 +1086,17 @@ class PeerGame(MeshHandler):
     # --- stopping, the end --------------------------------------------------------------------
 
     def _stop(
-        self, cheat: Cheat, evidence: Sequence[Frame] = (), ended: Ended | None = None
+        self,
+        cheat: Cheat,
+        evidence: Sequence[Frame] = (),
+        ended: Ended | None = None,
+        signed: Sequence[Signed] = (),
     ) -> None:
-        """A cheat: the game stops here, naming the seat on the signed evidence. A broken deal
-        (a cheat with no seat) is a dispute: every seat reveals its seed once it has recorded
-        the end, and the audit of what was played names who broke it."""
+        """A cheat: the game stops here, naming the seat on the signed evidence (`evidence`:
+        step messages; `signed`: other signed messages, such as the holding that convicts a
+        withholder, kept in the game file as they went over the wire). A broken deal (a cheat
+        with no seat) is a dispute: every seat reveals its seed once it has recorded the end,
+        and the audit of what was played names who broke it."""
         if self.outcome is not None or self.ending is not None:
             return
         record: dict[str, Any] = {
@@ -1051,6 +1109,8 @@ class PeerGame(MeshHandler):
         }
         if ended is not None:
             record["ended"] = ended.to_wire()
+        if signed:
+            record["signed"] = [encode_message(message) for message in signed]
         why = "dispute" if cheat.seat is None else "stopped"
         ending = _Ending(
             why, self.step, reveal=cheat.seat is None, cheat=cheat, evidence=tuple(evidence)
@@ -1058,7 +1118,7 @@ class PeerGame(MeshHandler):
         self._conclude(ending, record)
 
     def _stop_clocks(self) -> None:
-        """The game is over here: no heartbeat, turn clock or asking is due any more."""
+        """The game is over here: no holding, turn clock or asking is due any more."""
         self.turn_clock.stop()
         if self._ticker.running:
             self._ticker.stop()
@@ -1083,7 +1143,7 @@ class PeerGame(MeshHandler):
         # can only learn the end from us: stay, answering it, until every peer says it has
         # ended too, or a step deadline has passed.
         if outcome.final is not None:
-            self.mesh.broadcast(self._heartbeat())
+            self.mesh.broadcast(self._holding())
         self._lingering = self.reactor.callLater(self.step_deadline, self._leave)
         self._leave_once_all_have_ended()
 

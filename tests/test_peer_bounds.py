@@ -1,5 +1,5 @@
 """What one peer can make a client spend, message by message (client/game.py), with a fake
-mesh that records what the client would send and a clock the test moves: heartbeat answers,
+mesh that records what the client would send and a clock the test moves: holding answers,
 chat, and step messages outside the window, of another game or with a bad signature."""
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from protocol.peer_messages import (
     PEER_LINK,
     Ended,
     EndVote,
-    Heartbeat,
+    Holding,
     PeerChat,
     StepBody,
     StepFrame,
@@ -115,39 +115,54 @@ def signed_step(
     return sign(identities[seat], StepFrame(game.game_id, step, seat, body.encode()))
 
 
+def holding(game: PeerGame, seat: int, step: int, have: int) -> Holding:
+    """Seat `seat`'s holding (unsigned: it is read for routing only, unless it convicts)."""
+    return Holding(game.game_id, step, seat, have)
+
+
+def said(step: int, have: int) -> tuple[int, int]:
+    """How a holding this seat sent is compared: its step and what it holds."""
+    return step, have
+
+
+def sent_as_said(mesh: RecordingMesh) -> list[tuple[int, Message | tuple[int, int]]]:
+    """What the mesh sent, holdings shown as `said`."""
+    return [(to, said(m.step, m.have) if isinstance(m, Holding) else m) for to, m in mesh.sent]
+
+
 def step_frames_sent(mesh: RecordingMesh) -> list[tuple[int, int, int]]:
     return [(to, m.step, m.seat) for to, m in mesh.sent if isinstance(m, StepFrame)]
 
 
-def test_a_heartbeat_flood_gets_each_missing_message_once_and_never_the_whole_game(tmp_path):
+def test_a_holding_flood_gets_each_missing_message_once_and_never_the_whole_game(tmp_path):
     """The flood of issue 12: a peer asking for the whole game (step 0, holding nothing)
     hundreds of times a second. Each message of its step and the next goes to it once."""
     game, mesh, clock, _ = a_game(tmp_path)
     played_steps(game, 300)
     for _ in range(3000):
-        game.received(2, Heartbeat(0, 0))
+        game.received(2, holding(game, 2, 0, 0))
         clock.advance(1 / 300)
     sent = step_frames_sent(mesh)
     assert sorted(sent) == sorted({(2, step, seat) for step in (0, 1) for seat in (0, 1, 3)})
     # Asking about later steps, one after another, still gets each message at most once.
     for step in range(300):
-        game.received(2, Heartbeat(step, 0))
+        game.received(2, holding(game, 2, step, 0))
     sent = step_frames_sent(mesh)
     assert len(sent) == len(set(sent)) == 300 * 3
 
 
-def test_heartbeats_about_one_step_are_answered_at_most_every_interval(tmp_path):
+def test_holdings_about_one_step_are_answered_at_most_every_interval(tmp_path):
     game, mesh, clock, _ = a_game(tmp_path)
     played_steps(game, 10)
     game.inbox[10] = {1: (b"pending", bytes(64))}
-    game.received(2, Heartbeat(10, 0))
+    game.received(2, holding(game, 2, 10, 0))
     first = step_frames_sent(mesh)
     assert first == [(2, 10, 1)]
-    game.received(2, Heartbeat(10, 0))
+    game.received(2, holding(game, 2, 10, 0))
     assert step_frames_sent(mesh) == first  # nothing new, and too soon anyway
     clock.advance(ANSWER_INTERVAL)
     game.inbox[10][3] = (b"later", bytes(64))
-    game.received(2, Heartbeat(10, 0))
+    game.received(2, holding(game, 2, 10, 0))
     assert step_frames_sent(mesh) == [*first, (2, 10, 3)]
 
 
@@ -156,24 +171,24 @@ def test_an_answer_that_had_nothing_to_send_does_not_hold_up_the_next(tmp_path):
     seat 2 asking again is answered at once, not an ANSWER_INTERVAL later."""
     game, mesh, _, _ = a_game(tmp_path)
     played_steps(game, 10)
-    game.received(2, Heartbeat(10, 0))
+    game.received(2, holding(game, 2, 10, 0))
     assert mesh.sent == []
     game.inbox[10] = {1: (b"pending", bytes(64))}
-    game.received(2, Heartbeat(10, 0))
+    game.received(2, holding(game, 2, 10, 0))
     assert step_frames_sent(mesh) == [(2, 10, 1)]
 
 
 def test_a_seat_told_that_a_peer_holds_a_message_of_its_step_it_lacks_asks_it_once(tmp_path):
     """Seat 1's message for step 5 was lost on its way here, and this seat has nothing to
-    send (nothing else would start the step here): seat 1's heartbeat says it holds its
+    send (nothing else would start the step here): seat 1's holding says it holds its
     message, so this seat asks seat 1 for it, once a step. A peer holding nothing this seat
     lacks is not asked."""
     game, mesh, _, _ = a_game(tmp_path)
     played_steps(game, 5)
-    game.received(2, Heartbeat(5, 0))
-    game.received(1, Heartbeat(5, 0b0010))
-    game.received(1, Heartbeat(5, 0b0010))
-    assert mesh.sent == [(1, Heartbeat(5, 0))]
+    game.received(2, holding(game, 2, 5, 0))
+    game.received(1, holding(game, 1, 5, 0b0010))
+    game.received(1, holding(game, 1, 5, 0b0010))
+    assert sent_as_said(mesh) == [(1, said(5, 0))]
 
 
 def test_a_chat_flood_reaches_the_screen_at_a_bounded_rate(tmp_path):
@@ -287,9 +302,9 @@ def test_a_seat_lacking_a_message_asks_a_seat_past_the_step_at_once_and_soon_eve
     game.received(1, signed(5, 1))
     game.received(2, signed(6, 2))  # seat 2 is past step 5: it holds seat 3's message
     game.received(1, signed(6, 1))
-    assert mesh.sent == [(2, Heartbeat(5, 0b11)), (1, Heartbeat(5, 0b11))]
+    assert sent_as_said(mesh) == [(2, said(5, 0b11)), (1, said(5, 0b11))]
     clock.advance(WANT_AFTER)
-    assert mesh.sent[2:] == [(3, Heartbeat(5, 0b11))]  # seats 1 and 2 were asked already
+    assert sent_as_said(mesh)[2:] == [(3, said(5, 0b11))]  # seats 1 and 2 were asked already
     clock.advance(10 * WANT_AFTER)
     game.received(3, signed(6, 3))
     assert len(mesh.sent) == 3 and step_frames_sent(mesh) == []  # and nothing is relayed
@@ -299,16 +314,16 @@ def test_a_message_that_comes_after_a_peer_asked_for_it_is_passed_on_to_it_once(
     game, mesh, clock, identities = a_game(tmp_path)
     played_steps(game, 5)
     game._busy = True  # this seat's own message for the step is on its way
-    game.received(2, Heartbeat(5, 0b0111))  # seat 2 plays step 5 and lacks seat 3's message
+    game.received(2, holding(game, 2, 5, 0b0111))  # seat 2 plays step 5 and lacks seat 3's message
     # Nothing to answer with yet; seat 2 holds messages this seat lacks, so it is asked.
-    assert mesh.sent == [(2, Heartbeat(5, 0))]
+    assert sent_as_said(mesh) == [(2, said(5, 0))]
     three = signed_step(game, identities, 5, 3)
     game.received(3, three)
     game.received(1, three)
     game.received(1, signed_step(game, identities, 5, 1))  # seat 2 holds seat 1's already
     assert step_frames_sent(mesh) == [(2, 5, 3)]
     clock.advance(5)  # past the answers' rate limit: seat 2 asks again as if it had not come
-    game.received(2, Heartbeat(5, 0b0111))
+    game.received(2, holding(game, 2, 5, 0b0111))
     assert step_frames_sent(mesh) == [(2, 5, 3)]  # what was passed on is not sent again
 
 
