@@ -50,7 +50,15 @@ from client.turn_clock import Situation, TurnClock
 from protocol.blame import gone_for_good, withheld
 from protocol.cards import Card
 from protocol.identity import Identity, SignatureError, Verifier
-from protocol.lockstep import Cheat, Final, ForkedState, GameConfig, Lockstep, StepReport
+from protocol.lockstep import (
+    Cheat,
+    Final,
+    ForkedState,
+    GameConfig,
+    InputContradicted,
+    Lockstep,
+    StepReport,
+)
 from protocol.messages import Message, MessageError
 from protocol.messages import encode as encode_message
 from protocol.peer_messages import (
@@ -79,6 +87,7 @@ ABANDON_AFTER = 300.0  # seconds a seat may be away before the others vote to en
 ANSWER_INTERVAL = 0.5  # a peer's holdings about one step are answered at most this often
 WANT_AFTER = 0.05  # seconds a step waits on another seat's message before asking every peer
 PASSIVE_AHEAD = 16  # steps a message without moves may go out for per sync of the game file
+FORK_PUSH_EVERY = 5.0  # seconds between sending round our versions of a fork's messages
 FOLLOW_GRACE = 2.0  # seconds a complete step may still take to come in before following
 CHAT_BURST = 10  # chat lines a peer may send at once, then CHAT_PER_SECOND
 CHAT_PER_SECOND = 2.0
@@ -189,6 +198,10 @@ class _Ending:
     followed: Ended | None = None  # the ending this one followed
     cheat: Cheat | None = None
     evidence: tuple[Frame, ...] = ()
+    # The signed messages of an equivocation this seat named (its two versions, or one and
+    # the message that says it played another): sent to every seat that comes back, so that
+    # a seat on the other side of the fork sees it for itself.
+    halves: tuple[StepFrame, ...] = ()
 
 
 class PeerGame(MeshHandler):
@@ -272,9 +285,10 @@ class PeerGame(MeshHandler):
         self.started_at = self.ended_at = 0.0
         self._step_started: dict[int, float] = {}
         self._busy = False  # composing or playing a step
-        # A message made against another state, with the step's messages and when its
-        # author is named unless an equivocation behind it comes to light (`_suspect_fork`).
-        self._fork: tuple[Cheat, tuple[Frame, ...], float] | None = None
+        # A message made from another version of a message of the step before: the step
+        # waits until the equivocation behind it comes to light (`_suspect_fork`).
+        self._fork: ForkedState | None = None
+        self._fork_pushed = 0.0  # when our versions of the contested messages last went round
         self._working = False  # a worker thread is using the lockstep
         self.view: View = self._snapshot()
 
@@ -344,6 +358,7 @@ class PeerGame(MeshHandler):
             self._tell_the_ending(seat)
             return
         self.mesh.send(seat, self._holding())
+        self._push_contested(seat)
         for vote in self._votes.votes.values():
             self.mesh.send(seat, vote)
         if news is not None and self.outcome is None:
@@ -488,10 +503,8 @@ class PeerGame(MeshHandler):
         if self.outcome is not None or self.ending is not None:
             return
         now = self.reactor.seconds()
-        if self._fork is not None and now >= self._fork[2]:
-            cheat, frames, _ = self._fork
-            self._stop(cheat, frames)  # no other version of the step before came to light
-            return
+        if self._fork is not None and now - self._fork_pushed >= FORK_PUSH_EVERY:
+            self._push_contested(None)
         for seat in sorted(self.mesh.connected):
             if now - self._peers[seat].heard > LINK_SILENCE:
                 self.mesh.drop(seat, f"no word from {self.names[seat]} for {LINK_SILENCE:g} s")
@@ -557,7 +570,7 @@ class PeerGame(MeshHandler):
         overdue = gone_for_good(
             now=now,
             started=self.watch.started,
-            missing=self.watch.missing,
+            missing=self.watch.missing | self._forked(),
             away={seat: self.away.reading(seat, now) for seat in self._peers},
             left={seat: heard for seat, (_, heard) in self._endings.items()},
             deadline=self.step_deadline,
@@ -579,6 +592,11 @@ class PeerGame(MeshHandler):
             self.player.notice(self, f"{names} gone for good: asking the others to end the game")
             self.mesh.broadcast(vote)
         self._end_if_unanimous()
+
+    def _forked(self) -> frozenset[int]:
+        """The seat whose message a fork keeps this seat from playing (it is unsettled as a
+        missing one is)."""
+        return frozenset() if self._fork is None else frozenset({self._fork.seat})
 
     def _vote_received(self, link: int, vote: EndVote) -> None:
         if self.ending is not None or not self._ours(vote) or vote.step != self.step:
@@ -640,6 +658,8 @@ class PeerGame(MeshHandler):
             for vote in self._votes.votes.values():
                 self.mesh.send(seat, vote)
         self.mesh.send(seat, self._ended)
+        for half in self.ending.halves:
+            self.mesh.send(seat, half)
         for other, _ in self._endings.values():
             if other.seat != seat:
                 self.mesh.send(seat, other)
@@ -857,10 +877,11 @@ class PeerGame(MeshHandler):
             return
         author, step = frame.seat, frame.step
         if held is not None:
-            for version in (held, frame.frame):  # each seat may lack one half or the other
-                self.mesh.broadcast(StepFrame(self.game_id, step, author, *version), skip=(author,))
+            halves = tuple(StepFrame(self.game_id, step, author, *v) for v in (held, frame.frame))
+            for half in halves:  # each seat may lack one half or the other
+                self.mesh.broadcast(half, skip=(author,))
             reason = f"signed two different messages for step {step} (equivocation)"
-            self._stop(Cheat(author, step, reason), (held, frame.frame))
+            self._stop(Cheat(author, step, reason), (held, frame.frame), halves=halves)
             return
         self.inbox.setdefault(step, {})[author] = frame.frame
         self._held_wire[encode_message(frame)] = step
@@ -1033,27 +1054,58 @@ class PeerGame(MeshHandler):
             failure.trap(Cheat)
             if self.outcome is not None or self.ending is not None:
                 return
-            if isinstance(failure.value, ForkedState) and step - 1 in self.history:
-                self._suspect_fork(failure.value, tuple(frames))
+            cheat = failure.value
+            if isinstance(cheat, ForkedState):
+                self._suspect_fork(cheat)
+            elif isinstance(cheat, InputContradicted) and cheat.seat is not None:
+                # Its message of the step before as we hold it, and the one that says it
+                # played another: a seat that played the other sees both versions.
+                before, author = step - 1, cheat.seat
+                played = StepFrame(self.game_id, before, author, *self.history[before][author])
+                later = StepFrame(self.game_id, step, author, *frames[author])
+                for half in (played, later):
+                    self.mesh.broadcast(half, skip=(author,))
+                self._stop(cheat, tuple(frames), halves=(played, later))
             else:
-                self._stop(failure.value, tuple(frames))
+                self._stop(cheat, tuple(frames))
 
         work.addCallbacks(played, cheated)
         work.addErrback(self._crashed)
         work.addBoth(self._idle)
 
-    def _suspect_fork(self, cheat: Cheat, frames: tuple[Frame, ...]) -> None:
-        """A seat's message was made against another state than ours. Either it cheats, or
-        a seat that signed two versions of a message of the step before gave it one and us
-        the other (nobody relays step messages: a fork is how a seat learns of an
-        equivocation it was not part of). So every message of that step goes to everyone
-        again: a seat that played another version finds the equivocation and sends its half
-        back, and the equivocator is named (`_step_frame`). Only if none comes within the
-        step deadline is the author named, on its signed message."""
-        self._fork = (cheat, frames, self.reactor.seconds() + self.step_deadline)
+    def _suspect_fork(self, fork: ForkedState) -> None:
+        """A seat's message was made from another version of some seat's message of the step
+        before than ours. Nobody is named on that: either that seat was given the other half
+        of an equivocation, or it lies about what it played. So our versions of the contested
+        messages go to every seat, now, on every link that comes up, and every few seconds,
+        until the step is settled or the game ends: a seat that played another version finds
+        the equivocation, names its author and sends both halves round (`_step_frame`). If
+        none ever comes, the step stalls, and the seats it waits on are voted out as gone
+        (`_consider_voting`)."""
+        self._fork = fork
         before = self.step - 1
-        for author, frame in enumerate(self.history[before]):
-            self.mesh.broadcast(StepFrame(self.game_id, before, author, *frame))
+        authors = ", ".join(self.names[author] for author in sorted(fork.contested))
+        self.player.notice(
+            self,
+            f"{self.names[fork.seat]} played another version of {authors}'s message for step "
+            f"{before} than this seat did: someone signed two. The game waits for the other "
+            "version to name who",
+        )
+        self._push_contested(None)
+
+    def _push_contested(self, seat: int | None) -> None:
+        """Our versions of a fork's contested messages, to `seat` (None: every seat)."""
+        fork = self._fork
+        if fork is None:
+            return
+        self._fork_pushed = self.reactor.seconds()
+        before = self.step - 1
+        for author in sorted(fork.contested):
+            frame = StepFrame(self.game_id, before, author, *self.history[before][author])
+            if seat is None:
+                self.mesh.broadcast(frame)
+            elif seat != author:
+                self.mesh.send(seat, frame)
 
     def _in_thread(self, function: Any, *args: Any, heavy: bool = False) -> Deferred[Any]:
         """Run heavy lockstep work (a deck round's shuffle or proofs, the set-up, the audit)
@@ -1091,6 +1143,7 @@ class PeerGame(MeshHandler):
         evidence: Sequence[Frame] = (),
         ended: Ended | None = None,
         signed: Sequence[Signed] = (),
+        halves: tuple[StepFrame, ...] = (),
     ) -> None:
         """A cheat: the game stops here, naming the seat on the signed evidence (`evidence`:
         step messages; `signed`: other signed messages, such as the holding that convicts a
@@ -1113,7 +1166,12 @@ class PeerGame(MeshHandler):
             record["signed"] = [encode_message(message) for message in signed]
         why = "dispute" if cheat.seat is None else "stopped"
         ending = _Ending(
-            why, self.step, reveal=cheat.seat is None, cheat=cheat, evidence=tuple(evidence)
+            why,
+            self.step,
+            reveal=cheat.seat is None,
+            cheat=cheat,
+            evidence=tuple(evidence),
+            halves=halves,
         )
         self._conclude(ending, record)
 

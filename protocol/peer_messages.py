@@ -240,14 +240,17 @@ MAX_DECK_MESSAGES_PER_STEP = 16
 class StepBody(Record):
     """One seat's signed message for one lockstep step (the payload of a StepFrame).
 
-    `state` is the hash of the shared state the message was made against; `deck` holds the
-    deck's messages (epoch rounds, keys, a dispute, the seed at the end) in their own wire
+    `state` is the hash of the shared state the message was made against; `inputs` the SHA-256
+    of every seat's message of the step before, in seat order, as its author played them (so a
+    state that differs says which message it was made from: protocol.lockstep); `deck` holds
+    the deck's messages (epoch rounds, keys, a dispute, the seed at the end) in their own wire
     form."""
 
     game: GameId
     step: StepNumber
     seat: SeatNumber
     state: Hash
+    inputs: Annotated[tuple[bytes, ...], ListOf(Blob(32), 0, MAX_PLAYERS)] = ()
     actions: Annotated[tuple[Any, ...], ListOf(ActionSpec(), 0, MAX_ACTIONS_PER_STEP)] = ()
     deck: Annotated[tuple[Any, ...], ListOf(WireMap(), 0, MAX_DECK_MESSAGES_PER_STEP)] = ()
     start_commit: Annotated[bytes | None, Nullable(Blob(32))] = None

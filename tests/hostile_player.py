@@ -106,7 +106,7 @@ class HostileGame(PeerGame):
         self._recorded: list[list[Any]] = []
         self._down_until = 0.0
         self._withholding: int | None = None
-        self._thinking: int | None = None  # `cycle-own-turn`: the step its turn stalls at
+        self._stalled_turn: int | None = None  # `cycle-own-turn`: the step its turn stalls at
         self.victim = self.names.index(self.victim_name) if self.victim_name else None
 
     def start(self) -> None:
@@ -149,7 +149,7 @@ class HostileGame(PeerGame):
             self._replay()
         if "cycle" in self.attacks and self._withholding is not None:
             self._cycle_links()
-        if "cycle-own-turn" in self.attacks and self._thinking is not None:
+        if "cycle-own-turn" in self.attacks and self._stalled_turn is not None:
             self._cycle_links()
 
     def _flood(self) -> None:
@@ -244,9 +244,9 @@ class HostileGame(PeerGame):
         rules = self.view.rules
         own_turn = rules is not None and rules.active == self.seat and rules.phase is Phase.PLANT
         if "cycle-own-turn" in self.attacks and self.step >= DEALT and own_turn:
-            if self._thinking is None:
-                self._thinking = self.step
-                say(thinking=self.step, at=time.time())
+            if self._stalled_turn is None:
+                self._stalled_turn = self.step
+                say(stalled_turn=self.step, at=time.time())
             return  # its moves never come: it sends only what it owes (urgent steps)
         super().submit(actions)
 

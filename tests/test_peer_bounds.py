@@ -14,6 +14,7 @@ from client.game import (
     ANSWER_INTERVAL,
     CHAT_BURST,
     CHAT_PER_SECOND,
+    FORK_PUSH_EVERY,
     WANT_AFTER,
     PeerGame,
     Player,
@@ -377,13 +378,14 @@ def test_a_seat_back_one_step_past_a_vote_that_ended_the_game_without_it_follows
 
 
 def a_fork_at_step_5(tmp_path: Any) -> tuple[PeerGame, RecordingMesh, Clock, list[Identity]]:
-    """Seat 0 holds every message of step 5, and seat 1's was made against another state
-    (as the lockstep finds it: the driver is what is tested here)."""
+    """Seat 0 holds every message of step 5, and seat 1's was made from another version of
+    seat 3's message of step 4 (as the lockstep finds it: the driver is what is tested here)."""
     game, mesh, clock, identities = a_game(tmp_path)
     played_steps(game, 5)
+    game.history[4] = [signed_step(game, identities, 4, seat).frame for seat in range(PLAYERS)]
 
     def forked(payloads: Any) -> Any:
-        raise ForkedState(1, 5, "made its message against another state (stale or forked)")
+        raise ForkedState(1, 5, {3: secrets.token_bytes(32)})
 
     game.lockstep.play = forked  # type: ignore[method-assign]
     # No deal was played, so the driver would hand the step to a worker thread: run it here.
@@ -394,28 +396,53 @@ def a_fork_at_step_5(tmp_path: Any) -> tuple[PeerGame, RecordingMesh, Clock, lis
     return game, mesh, clock, identities
 
 
-def test_a_message_against_another_state_sends_the_step_before_round_again_first(tmp_path):
+def contested_sent(mesh: RecordingMesh) -> list[tuple[int, int]]:
+    """(to, author) of every step-4 message sent: our versions of the contested ones."""
+    return [(to, m.seat) for to, m in mesh.sent if isinstance(m, StepFrame) and m.step == 4]
+
+
+def test_a_fork_sends_our_version_of_the_contested_message_round_and_the_other_names_its_signer(
+    tmp_path,
+):
     """Seat 1 may be honest: seat 3 signed two versions of its step-4 message, gave seat 1
-    the other one, and gave this seat the first. Every step-4 message goes to everyone
-    again; the other version comes back, and seat 3 is named, not seat 1."""
+    the other one, and gave this seat the first. Our version goes to everyone; the other
+    version comes back, and seat 3 is named, not seat 1."""
     game, mesh, clock, identities = a_fork_at_step_5(tmp_path)
     assert game.ending is None
-    again = {(to, m.seat) for to, m in mesh.sent if isinstance(m, StepFrame) and m.step == 4}
-    assert again == {(to, author) for to in (1, 2, 3) for author in range(PLAYERS)}
+    assert sorted(contested_sent(mesh)) == [(to, 3) for to in (1, 2, 3)]
     other = signed_step(game, identities, 4, 3, state=bytes(range(32)))
     clock.advance(1)
     game.received(1, other)
     assert game.ending is not None and game.ending.cheat is not None
     assert game.ending.cheat.seat == 3 and "equivocation" in game.ending.cheat.reason
+    # A seat that comes back is given both versions, to see it for itself.
+    mesh.sent.clear()
+    game.link_up(2)
+    assert sorted(contested_sent(mesh)) == [(2, 3), (2, 3)]
 
 
-def test_a_message_against_another_state_names_its_author_once_the_deadline_passes(tmp_path):
-    game, _, clock, _ = a_fork_at_step_5(tmp_path)
-    clock.advance(game.step_deadline - 1)
-    game._tick()  # as the driver's heartbeat does, every second or so
+def test_a_fork_names_nobody_and_keeps_asking_until_the_step_is_settled_or_voted_out(tmp_path):
+    """Issue 26, problem 1: the old driver named seat 1 ("made its message against another
+    state") once the deadline passed, though it may only have been given the other half of
+    an equivocation that a cut link kept from this seat. Now nobody is named; our version
+    goes round again on every link that comes up and every few seconds; and the seat whose
+    message cannot be played is voted out as gone, with no finding, at the step deadline
+    plus the abandon time."""
+    game, mesh, clock, _ = a_fork_at_step_5(tmp_path)
+    mesh.sent.clear()
+    game.link_up(2)
+    assert contested_sent(mesh) == [(2, 3)]
+    limit = game.step_deadline + game.abandon_after
+    for _ in range(int(limit) - 2):
+        clock.advance(1)
+        game._tick()
     assert game.ending is None
-    clock.advance(2)
-    game._tick()
-    assert game.ending is not None and game.ending.cheat is not None
-    assert game.ending.cheat.seat == 1 and "another state" in game.ending.cheat.reason
-    assert len(game.ending.evidence) == PLAYERS
+    pushes = len([1 for to, author in contested_sent(mesh) if to == 1])
+    assert pushes >= (limit - 2) // FORK_PUSH_EVERY - 1
+    assert not any(isinstance(m, EndVote) for _, m in mesh.sent)
+    for _ in range(3):
+        clock.advance(1)
+        game._tick()
+    votes = {m.gone for _, m in mesh.sent if isinstance(m, EndVote)}
+    assert votes == {0b0010}
+    assert game.ending is None or game.ending.cheat is None

@@ -19,7 +19,7 @@ from protocol.peer_messages import (
     PEER_MAX_FRAME,
     Ended,
     EndVote,
-    Heartbeat,
+    Holding,
     PeerChat,
     StepBody,
     StepFrame,
@@ -103,7 +103,7 @@ def test_link_messages_round_trip():
     step = StepFrame(bytes(16), 12, 2, valid_body().encode())
     vote = EndVote(bytes(16), 12, 2, 0b1001)
     ended = Ended(bytes(16), 12, 2, "vote", 0b1001, bytes(range(32)))
-    for message in (step, vote, ended, Heartbeat(7, 0b101), PeerChat("beans!")):
+    for message in (step, vote, ended, Holding(bytes(16), 7, 2, 0b101, 35), PeerChat("beans!")):
         assert PEER_LINK.decode(msgpack.packb(message.to_wire(), use_bin_type=True)) == message
     assert StepBody.decode(valid_body().encode()) == valid_body()
 
