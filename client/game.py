@@ -13,13 +13,14 @@ up for long.
 
 Every peer is bounded (docs/peer-protocol.md, "Limits"): a frame's header is checked against
 this game and its step window (the step being played and the next) before its signature or
-body is looked at, and nothing outside the window is passed on, checked or kept; a heartbeat is
-answered at most so often, with each missing message once per link, never the whole history;
-what waits for a peer that does not read is bounded by the mesh. Verdicts rest on signed
-messages only (docs/peer-protocol.md, "Blame"): what a link does closes the link, blaming
-nobody; a seat that holds up a started step is named or voted out by the step's deadline
-(client/step_watch.py); the game ends early only by a signed, unanimous vote, recorded before
-any seed is revealed (protocol/ending.py).
+body is looked at, and nothing outside the window is passed on, checked or kept; a holding (a
+seat's signed heartbeat) is answered at most so often, with each missing message once per
+link, never the whole history; what waits for a peer that does not read is bounded by the
+mesh. Verdicts rest on signed messages only (docs/peer-protocol.md, "Blame"; protocol.blame):
+what a link does closes the link, blaming nobody; a seat is named for withholding only on its
+own signed holding, and a seat that holds the game up otherwise is voted out as gone by the
+clocks of protocol.step_watch; the game ends early only by a signed, unanimous vote, recorded
+before any seed is revealed (protocol/ending.py).
 
 Heavy work (shuffles and their proofs) runs off the reactor thread, one step at a time, so a
 person's screen never freezes; the screen and bots read `view`, a snapshot taken between steps.
@@ -44,18 +45,27 @@ from twisted.python.failure import Failure
 from client.gamefile import Frame, GameFile, GameFileWriter
 from client.net import FrameFaults, LinkLoss, Mesh, MeshHandler, PeerListener
 from client.presence import Presence, PresenceNews
-from client.step_watch import StepWatch
 from client.turn_clock import Situation, TurnClock
+from protocol.blame import gone_for_good, withheld
 from protocol.cards import Card
 from protocol.ending import EndVotes, ending_problem, mask_of, seats_in
 from protocol.identity import Identity, SignatureError, Verifier
-from protocol.lockstep import Cheat, Final, ForkedState, GameConfig, Lockstep, StepReport
+from protocol.lockstep import (
+    Cheat,
+    Final,
+    ForkedState,
+    GameConfig,
+    InputContradicted,
+    Lockstep,
+    StepReport,
+)
 from protocol.messages import Message, MessageError
 from protocol.messages import encode as encode_message
 from protocol.peer_messages import (
+    MAX_OWED,
     Ended,
     EndVote,
-    Heartbeat,
+    Holding,
     PeerChat,
     Signed,
     StepBody,
@@ -63,21 +73,21 @@ from protocol.peer_messages import (
     sign,
 )
 from protocol.rules import Action, Phase, RuleError, Slot, State, state_hash
+from protocol.step_watch import AwayClock, Obligation, StepWatch
 from protocol.steps import ForbiddenAction, check_own_actions
 from protocol.table import AgreedTable
 
 log = Logger()
 
 STEP_DEADLINE = 60.0
-HEARTBEAT_WAITING = 1.0  # seconds between heartbeats while a step waits, or a peer is behind
+HEARTBEAT_WAITING = 1.0  # seconds between holdings while a step waits, or a peer is behind
 HEARTBEAT_IDLE = 5.0  # ... and otherwise
 LINK_SILENCE = 15.0  # a link that says nothing this long is dead (TCP may not notice)
-PRESENT_SILENCE = 3.0  # a peer not heard from this long is not present (step_watch.py)
-PRESENT_GRACE = 10.0  # at least this long to answer, for a seat back after the deadline
 ABANDON_AFTER = 300.0  # seconds a seat may be away before the others vote to end without it
-ANSWER_INTERVAL = 0.5  # a peer's heartbeats about one step are answered at most this often
+ANSWER_INTERVAL = 0.5  # a peer's holdings about one step are answered at most this often
 WANT_AFTER = 0.05  # seconds a step waits on another seat's message before asking every peer
 PASSIVE_AHEAD = 16  # steps a message without moves may go out for per sync of the game file
+FORK_PUSH_EVERY = 5.0  # seconds between sending round our versions of a fork's messages
 FOLLOW_GRACE = 2.0  # seconds a complete step may still take to come in before following
 CHAT_BURST = 10  # chat lines a peer may send at once, then CHAT_PER_SECOND
 CHAT_PER_SECOND = 2.0
@@ -165,8 +175,10 @@ class _Peer:
     """What this seat knows of one other seat's link, and what it has spent on it."""
 
     heard: float = 0.0  # when it last said anything on its own link
-    step: int = 0  # the step its last heartbeat said it plays
+    step: int = 0  # the step its last holding said it plays
     have: int = 0  # ... and whose messages of that step it holds
+    holding: Holding | None = None  # that holding, as it signed it (checked if it convicts)
+    told: float = 0.0  # when it was last sent our holding in answer to one of its own
     answered: tuple[int, float] = (-1, 0.0)  # (its step, when) of the last answer to it
     asked: int = -1  # our step when we last asked it (it is ahead) for what we lack
     sent: set[tuple[int, int]] = field(default_factory=set)  # (step, author) sent as answers
@@ -187,6 +199,10 @@ class _Ending:
     votes: tuple[EndVote, ...] = ()  # the unanimous vote this one rests on
     cheat: Cheat | None = None
     evidence: tuple[Frame, ...] = ()
+    # The signed messages of an equivocation this seat named (its two versions, or one and
+    # the message that says it played another): sent to every seat that comes back, so that
+    # a seat on the other side of the fork sees it for itself.
+    halves: tuple[StepFrame, ...] = ()
 
 
 class PeerGame(MeshHandler):
@@ -233,11 +249,11 @@ class PeerGame(MeshHandler):
         self.turn_clock = TurnClock(
             reactor, self.turn_seconds, seat, self._clock_situation, self._time_is_up
         )
-        self.watch = StepWatch(
-            self.players, seat, step_deadline, min(PRESENT_GRACE, step_deadline), abandon_after
-        )
+        self.watch = StepWatch(self.players, seat)
+        self.away = AwayClock(settle=step_deadline)
+        self.obligation = Obligation()
+        self._holding_signed: Holding | None = None  # the last holding signed, kept for reuse
         self._peers = {other: _Peer() for other in range(self.players) if other != seat}
-        self._away_since: dict[int, float] = {}
         self.presence = Presence(self.names)
         self._votes = EndVotes(self.players)
         self._my_vote: tuple[EndVote, float] | None = None  # and when it was first signed
@@ -271,9 +287,10 @@ class PeerGame(MeshHandler):
         self.started_at = self.ended_at = 0.0
         self._step_started: dict[int, float] = {}
         self._busy = False  # composing or playing a step
-        # A message made against another state, with the step's messages and when its
-        # author is named unless an equivocation behind it comes to light (`_suspect_fork`).
-        self._fork: tuple[Cheat, tuple[Frame, ...], float] | None = None
+        # A message made from another version of a message of the step before: the step
+        # waits until the equivocation behind it comes to light (`_suspect_fork`).
+        self._fork: ForkedState | None = None
+        self._fork_pushed = 0.0  # when our versions of the contested messages last went round
         self._working = False  # a worker thread is using the lockstep
         self.view: View = self._snapshot()
 
@@ -336,20 +353,21 @@ class PeerGame(MeshHandler):
         and how the game ended, if it has."""
         now, peer = self.reactor.seconds(), self._peers[seat]
         self._peers[seat] = replace(peer, heard=now, sent=set(), answered=(-1, 0.0), asked=-1)
-        self._away_since.pop(seat, None)
+        self.away.link_up(seat, now)
         news = self.presence.link_up(seat)
         self._refresh()
         if self.ending is not None:
             self._tell_the_ending(seat)
             return
-        self.mesh.send(seat, self._heartbeat())
+        self.mesh.send(seat, self._holding())
+        self._push_contested(seat)
         for vote in self._votes.votes.values():
             self.mesh.send(seat, vote)
         if news is not None and self.outcome is None:
             self.player.presence_changed(self, news)
 
     def link_down(self, seat: int, reason: str, loss: LinkLoss) -> None:
-        self._away_since.setdefault(seat, self.reactor.seconds())
+        self.away.link_down(seat, self.reactor.seconds())
         news = self.presence.link_down(seat, reason, loss)
         self._refresh()
         if news is not None and self.outcome is None:
@@ -375,8 +393,10 @@ class PeerGame(MeshHandler):
         peer.heard = self.reactor.seconds()
         if isinstance(message, StepFrame):
             self._step_frame(seat, message)
-        elif isinstance(message, Heartbeat):
-            peer.step, peer.have = message.step, message.have
+        elif isinstance(message, Holding):
+            if message.seat != seat:
+                return  # holdings are not relayed: one in another seat's name proves nothing
+            peer.step, peer.have, peer.holding = message.step, message.have, message
             self._answer(seat)
             if self._lingering is not None:
                 self._leave_once_all_have_ended()
@@ -400,8 +420,27 @@ class PeerGame(MeshHandler):
         peer.chat_tokens -= 1
         return True
 
-    def _heartbeat(self) -> Heartbeat:
-        return Heartbeat(self.step, self._have())
+    def _holding(self) -> Holding:
+        """This seat's signed holding as it stands (signed again only when it changed)."""
+        step, have = self.step, self._have()
+        owed = self.obligation.reading(self.reactor.seconds(), step, self._owes(), self._busy)
+        tenths = min(int(owed * 10), MAX_OWED)
+        held = self._holding_signed
+        if held is None or (held.step, held.have, held.owed) != (step, have, tenths):
+            unsigned = Holding(self.game_id, step, self.seat, have, tenths)
+            self._holding_signed = held = sign(self.identity, unsigned)
+        return held
+
+    def _owes(self) -> bool:
+        """Whether this seat holds what the current step needs of it and its message is not
+        made: the step is urgent, or another seat's message of it is here. (While it is
+        busy making it, or playing the step before, it does not count as owing.)"""
+        if self._busy or self._working or self.outcome is not None or self.ending is not None:
+            return False
+        frames = self.inbox.get(self.step, {})
+        if self.seat in frames:
+            return False
+        return bool(frames) or self.lockstep.urgent()
 
     def _have(self) -> int:
         """Whose messages for the step being played this seat holds, a bit per seat."""
@@ -411,7 +450,7 @@ class PeerGame(MeshHandler):
         """A peer said where it is: send it the signed step messages it lacks, of its step
         and the next (its window), each once on this link; and ask it, if it is ahead, or
         holds a message of this step that this seat lacks (lost on its way here: nothing
-        else would bring it while this seat has nothing to send). Its heartbeats about one
+        else would bring it while this seat has nothing to send). Its holdings about one
         step are answered at most every ANSWER_INTERVAL; one that found nothing to send
         does not count, for the peer may ask again as soon as it knows there is more."""
         peer, now = self._peers[seat], self.reactor.seconds()
@@ -422,6 +461,8 @@ class PeerGame(MeshHandler):
             return
         if peer.step == self.step and peer.have & ~self._have():
             self._ask(seat)
+        if peer.step == self.step and peer.have and not self._have() >> self.seat & 1:
+            self._tell_holding(seat)
         step, when = peer.answered
         if peer.step <= step and now - when < ANSWER_INTERVAL:
             return
@@ -439,8 +480,17 @@ class PeerGame(MeshHandler):
         answers with what we lack: a seat behind catches up a step per round trip."""
         peer = self._peers[seat]
         if peer.asked != self.step:
-            peer.asked = self.step
-            self.mesh.send(seat, self._heartbeat())
+            peer.asked, peer.told = self.step, self.reactor.seconds()
+            self.mesh.send(seat, self._holding())
+
+    def _tell_holding(self, seat: int) -> None:
+        """A peer waits at our step for a message of ours not yet made: tell it where we
+        stand (at most every ANSWER_INTERVAL), so that the step's deadline there judges a
+        fresh signed word of ours, not one a heartbeat old."""
+        peer, now = self._peers[seat], self.reactor.seconds()
+        if now - peer.told >= ANSWER_INTERVAL:
+            peer.told = now
+            self.mesh.send(seat, self._holding())
 
     def _frames_held(self, step: int) -> dict[int, Frame]:
         if step in self.history:
@@ -448,75 +498,91 @@ class PeerGame(MeshHandler):
         return dict(self.inbox.get(step, {}))
 
     def _tick(self) -> None:
-        """Heartbeats (every second while a step waits or a peer is behind, so that the
-        others can tell this seat is there; else every few seconds); links that have been
-        silent too long are dropped, to be dialled again; the step's deadline (names a seat
-        holding it up, or votes it out)."""
+        """Holdings (every second while a step waits or a peer is behind, so that the others
+        hear where this seat stands; else every few seconds); links that have been silent too
+        long are dropped, to be dialled again; a seat whose own signed holding convicts it of
+        withholding is named; seats holding the game up too long are voted out."""
         if self.outcome is not None or self.ending is not None:
             return
         now = self.reactor.seconds()
-        if self._fork is not None and now >= self._fork[2]:
-            cheat, frames, _ = self._fork
-            self._stop(cheat, frames)  # no other version of the step before came to light
-            return
+        if self._fork is not None and now - self._fork_pushed >= FORK_PUSH_EVERY:
+            self._push_contested(None)
         for seat in sorted(self.mesh.connected):
             if now - self._peers[seat].heard > LINK_SILENCE:
                 self.mesh.drop(seat, f"no word from {self.names[seat]} for {LINK_SILENCE:g} s")
+        self._beat(now)
+        if self._withholder_named():
+            return
+        self._consider_voting(now)
+        self._follow_if_stuck()
+
+    def _beat(self, now: float) -> None:
+        """Send this seat's holding round when it is due (it is signed on every tick all the
+        same, so that the time owed counts)."""
+        holding = self._holding()
         waiting = 0 < len(self.inbox.get(self.step, {})) < self.players
         behind = any(self._peers[seat].step < self.step for seat in self.mesh.connected)
         if waiting or behind or now - self._last_beat >= HEARTBEAT_IDLE:
             self._last_beat = now
-            self.mesh.broadcast(self._heartbeat())
-        self.watch.presence(self._present(now), now)
-        judgement = self.watch.judge(now)
-        if judgement.named:
-            self._withheld(sorted(judgement.named))
-            return
-        self._consider_voting(now, judgement.gone)
-        self._follow_if_stuck()
+            self.mesh.broadcast(holding)
 
-    def _present(self, now: float) -> set[int]:
-        """Seats whose link is up, that spoke in the last few seconds, and that say they
-        play this step: they hold what they need to send their message."""
-        return {
-            seat
-            for seat in self.mesh.connected - self._left_for_good()
-            if now - self._peers[seat].heard <= PRESENT_SILENCE
-            and self._peers[seat].step >= self.step
-        }
-
-    def _withheld(self, seats: list[int]) -> None:
-        step = self.step
-        seconds = f"{self.step_deadline:g}"
-        names = ", ".join(self.names[s] for s in seats[1:])
-        also = f" (so did {names})" if names else ""
-        reason = f"withheld its message for step {step} for {seconds} seconds while connected{also}"
-        cheat = Cheat(seats[0], step, reason, also=tuple(seats[1:]))
-        self._stop(cheat, tuple(self.inbox.get(step, {}).values()))
+    def _withholder_named(self) -> bool:
+        """Stop the game naming the seats whose latest holding, signed at this step without
+        their message here, says they owed it longer than the step deadline (protocol.blame).
+        A holding whose signature fails closes its link and names nobody."""
+        held = self.inbox.get(self.step, {})
+        convicted: list[tuple[Cheat, Holding]] = []
+        for seat, peer in sorted(self._peers.items()):
+            holding = peer.holding
+            if seat in held or holding is None:
+                continue
+            try:
+                cheat = withheld(
+                    holding, self._verifiers[seat], self.game_id, self.step, self.step_deadline
+                )
+            except SignatureError as error:
+                peer.holding = None
+                self._signature_failed(seat, holding, error)
+                continue
+            if cheat is not None:
+                convicted.append((cheat, holding))
+        if not convicted:
+            return False
+        first = convicted[0][0]
+        also = tuple(cheat.seat for cheat, _ in convicted[1:] if cheat.seat is not None)
+        reason = first.reason
+        if also:
+            reason += f" (so did {', '.join(self.names[seat] for seat in also)})"
+        cheat = Cheat(first.seat, first.step, reason, also)
+        signed = tuple(holding for _, holding in convicted)
+        self._stop(cheat, tuple(held.values()), signed=signed)
+        return True
 
     # --- ending early: the vote, the ending, the seeds ------------------------------------------
 
-    def _consider_voting(self, now: float, overdue: frozenset[int]) -> None:
-        """Vote to end without the seats gone for good: away longer than `abandon_after`, or
-        holding up a started step past its deadline plus that time; and, once our vote has
-        stood a deadline long, the present seats that would not vote with us. Each vote is
-        signed for this step; a new one only when the seats change."""
+    def _consider_voting(self, now: float) -> None:
+        """Vote to end without the seats gone for good (protocol.blame.gone_for_good: away
+        longer than `abandon_after` in all, however often their links came back, or holding up
+        a started step past its deadline plus that time); and, once our vote has stood a
+        deadline long, the seats that would not vote with us. Each vote is signed for this
+        step; a new one only when the seats change."""
         if self.abandon_after <= 0:
             return
         self._votes.at(self.step)
-        connected = self.mesh.connected
-        away = {
-            seat
-            for seat, since in self._away_since.items()
-            if seat not in connected and now - since >= self.abandon_after
-        } | {
-            seat for seat, (_, heard) in self._endings.items() if now - heard >= self.abandon_after
-        }
+        overdue = gone_for_good(
+            now=now,
+            started=self.watch.started,
+            missing=self.watch.missing | self._forked(),
+            away={seat: self.away.reading(seat, now) for seat in self._peers},
+            left={seat: heard for seat, (_, heard) in self._endings.items()},
+            deadline=self.step_deadline,
+            abandon=self.abandon_after,
+        )
         if self._my_vote is not None:
             vote, since = self._my_vote
             if vote.step == self.step and now - since >= self.step_deadline:
                 self._escalated |= self._votes.not_agreeing(vote.gone) - {self.seat}
-        gone = (set(overdue) | away | self._escalated) - {self.seat}
+        gone = (set(overdue) | self._escalated) - {self.seat}
         if not gone:
             return
         mask = mask_of(gone)
@@ -528,6 +594,11 @@ class PeerGame(MeshHandler):
             self.player.notice(self, f"{names} gone for good: asking the others to end the game")
             self.mesh.broadcast(vote)
         self._end_if_unanimous()
+
+    def _forked(self) -> frozenset[int]:
+        """The seat whose message a fork keeps this seat from playing (it is unsettled as a
+        missing one is)."""
+        return frozenset() if self._fork is None else frozenset({self._fork.seat})
 
     def _vote_received(self, link: int, vote: EndVote) -> None:
         if self.ending is not None or not self._ours(vote) or vote.step != self.step:
@@ -593,6 +664,8 @@ class PeerGame(MeshHandler):
         behind it), and the endings of the others we hold (with their seeds)."""
         assert self.ending is not None
         self.mesh.send(seat, self._ended)
+        for half in self.ending.halves:
+            self.mesh.send(seat, half)
         for other, _ in self._endings.values():
             if other.seat != seat:
                 self.mesh.send(seat, other)
@@ -656,8 +729,8 @@ class PeerGame(MeshHandler):
 
         Any other ending (a stop for a cheat, a vote of a few seats without this one, a vote
         shown without its votes) only says that its author will never play again: it has left
-        for good, and owes what it owes; the step's deadline judges it (`_present`,
-        `_consider_voting`). It never makes this seat reveal its seed."""
+        for good, and is voted out once the abandon time has passed (`_consider_voting`). It
+        never makes this seat reveal its seed."""
         if self.ending is not None or self.outcome is not None or self._busy:
             return
         now = self.reactor.seconds()
@@ -690,11 +763,6 @@ class PeerGame(MeshHandler):
                 )
                 self._conclude(following, record)
                 return
-
-    def _left_for_good(self) -> set[int]:
-        """Seats that ended the game in a way this seat does not follow: they will never send
-        another message, wherever their links are."""
-        return set(self._endings)
 
     def _audit_when_every_seed_is_in(self) -> None:
         ending = self.ending
@@ -751,15 +819,18 @@ class PeerGame(MeshHandler):
         try:
             message.verify(self._verifiers[message.seat])
         except SignatureError as error:
-            who = "its own" if link == message.seat else f"{self.names[message.seat]}'s"
-            self.mesh.drop(link, f"it sent a message in {who} name whose signature fails: {error}")
-            self.player.notice(
-                self,
-                f"{self.names[link]}'s client sent a message whose signature fails; its link "
-                "is closed and nobody is blamed",
-            )
+            self._signature_failed(link, message, error)
             return False
         return True
+
+    def _signature_failed(self, link: int, message: Signed, error: SignatureError) -> None:
+        who = "its own" if link == message.seat else f"{self.names[message.seat]}'s"
+        self.mesh.drop(link, f"it sent a message in {who} name whose signature fails: {error}")
+        self.player.notice(
+            self,
+            f"{self.names[link]}'s client sent a message whose signature fails; its link "
+            "is closed and nobody is blamed",
+        )
 
     # --- the turn clock ------------------------------------------------------------------------
 
@@ -795,7 +866,7 @@ class PeerGame(MeshHandler):
             return
         if frame.step > self.step + 1:
             self.dropped["ahead of the window"] += 1
-            return  # not reachable yet: heartbeats bring it when it is due
+            return  # not reachable yet: holdings bring it when it is due
         played = frame.step < self.step
         held = self._frame_of(frame.step, frame.seat)
         if held == frame.frame:
@@ -811,10 +882,11 @@ class PeerGame(MeshHandler):
             return
         author, step = frame.seat, frame.step
         if held is not None:
-            for version in (held, frame.frame):  # each seat may lack one half or the other
-                self.mesh.broadcast(StepFrame(self.game_id, step, author, *version), skip=(author,))
+            halves = tuple(StepFrame(self.game_id, step, author, *v) for v in (held, frame.frame))
+            for half in halves:  # each seat may lack one half or the other
+                self.mesh.broadcast(half, skip=(author,))
             reason = f"signed two different messages for step {step} (equivocation)"
-            self._stop(Cheat(author, step, reason), (held, frame.frame))
+            self._stop(Cheat(author, step, reason), (held, frame.frame), halves=halves)
             return
         self.inbox.setdefault(step, {})[author] = frame.frame
         self._held_wire[encode_message(frame)] = step
@@ -825,7 +897,7 @@ class PeerGame(MeshHandler):
         self._pump()
 
     def _pass_on(self, frame: StepFrame) -> None:
-        """A message new here goes to each peer whose last heartbeat said it plays that step
+        """A message new here goes to each peer whose last holding said it plays that step
         without it (once on each link): it asked, and may never get it from its author."""
         for seat, peer in self._peers.items():
             lacks = peer.step == frame.step and not peer.have >> frame.seat & 1
@@ -964,6 +1036,7 @@ class PeerGame(MeshHandler):
             self._votes.at(self.step)
             self._my_vote, self._escalated = None, set()  # a vote lapses with its step
             self.watch.waiting(self.step)
+            self.away.progress(self.reactor.seconds())
             if self.inbox.get(self.step):
                 self._started(self.step)
             started = self._step_started.pop(step, self.reactor.seconds())
@@ -986,27 +1059,58 @@ class PeerGame(MeshHandler):
             failure.trap(Cheat)
             if self.outcome is not None or self.ending is not None:
                 return
-            if isinstance(failure.value, ForkedState) and step - 1 in self.history:
-                self._suspect_fork(failure.value, tuple(frames))
+            cheat = failure.value
+            if isinstance(cheat, ForkedState):
+                self._suspect_fork(cheat)
+            elif isinstance(cheat, InputContradicted) and cheat.seat is not None:
+                # Its message of the step before as we hold it, and the one that says it
+                # played another: a seat that played the other sees both versions.
+                before, author = step - 1, cheat.seat
+                played = StepFrame(self.game_id, before, author, *self.history[before][author])
+                later = StepFrame(self.game_id, step, author, *frames[author])
+                for half in (played, later):
+                    self.mesh.broadcast(half, skip=(author,))
+                self._stop(cheat, tuple(frames), halves=(played, later))
             else:
-                self._stop(failure.value, tuple(frames))
+                self._stop(cheat, tuple(frames))
 
         work.addCallbacks(played, cheated)
         work.addErrback(self._crashed)
         work.addBoth(self._idle)
 
-    def _suspect_fork(self, cheat: Cheat, frames: tuple[Frame, ...]) -> None:
-        """A seat's message was made against another state than ours. Either it cheats, or
-        a seat that signed two versions of a message of the step before gave it one and us
-        the other (nobody relays step messages: a fork is how a seat learns of an
-        equivocation it was not part of). So every message of that step goes to everyone
-        again: a seat that played another version finds the equivocation and sends its half
-        back, and the equivocator is named (`_step_frame`). Only if none comes within the
-        step deadline is the author named, on its signed message."""
-        self._fork = (cheat, frames, self.reactor.seconds() + self.step_deadline)
+    def _suspect_fork(self, fork: ForkedState) -> None:
+        """A seat's message was made from another version of some seat's message of the step
+        before than ours. Nobody is named on that: either that seat was given the other half
+        of an equivocation, or it lies about what it played. So our versions of the contested
+        messages go to every seat, now, on every link that comes up, and every few seconds,
+        until the step is settled or the game ends: a seat that played another version finds
+        the equivocation, names its author and sends both halves round (`_step_frame`). If
+        none ever comes, the step stalls, and the seats it waits on are voted out as gone
+        (`_consider_voting`)."""
+        self._fork = fork
         before = self.step - 1
-        for author, frame in enumerate(self.history[before]):
-            self.mesh.broadcast(StepFrame(self.game_id, before, author, *frame))
+        authors = ", ".join(self.names[author] for author in sorted(fork.contested))
+        self.player.notice(
+            self,
+            f"{self.names[fork.seat]} played another version of {authors}'s message for step "
+            f"{before} than this seat did: someone signed two. The game waits for the other "
+            "version to name who",
+        )
+        self._push_contested(None)
+
+    def _push_contested(self, seat: int | None) -> None:
+        """Our versions of a fork's contested messages, to `seat` (None: every seat)."""
+        fork = self._fork
+        if fork is None:
+            return
+        self._fork_pushed = self.reactor.seconds()
+        before = self.step - 1
+        for author in sorted(fork.contested):
+            frame = StepFrame(self.game_id, before, author, *self.history[before][author])
+            if seat is None:
+                self.mesh.broadcast(frame)
+            elif seat != author:
+                self.mesh.send(seat, frame)
 
     def _in_thread(self, function: Any, *args: Any, heavy: bool = False) -> Deferred[Any]:
         """Run heavy lockstep work (a deck round's shuffle or proofs, the set-up, the audit)
@@ -1039,11 +1143,18 @@ class PeerGame(MeshHandler):
     # --- stopping, the end --------------------------------------------------------------------
 
     def _stop(
-        self, cheat: Cheat, evidence: Sequence[Frame] = (), ended: Ended | None = None
+        self,
+        cheat: Cheat,
+        evidence: Sequence[Frame] = (),
+        ended: Ended | None = None,
+        signed: Sequence[Signed] = (),
+        halves: tuple[StepFrame, ...] = (),
     ) -> None:
-        """A cheat: the game stops here, naming the seat on the signed evidence. A broken deal
-        (a cheat with no seat) is a dispute: every seat reveals its seed once it has recorded
-        the end, and the audit of what was played names who broke it."""
+        """A cheat: the game stops here, naming the seat on the signed evidence (`evidence`:
+        step messages; `signed`: other signed messages, such as the holding that convicts a
+        withholder, kept in the game file as they went over the wire). A broken deal (a cheat
+        with no seat) is a dispute: every seat reveals its seed once it has recorded the end,
+        and the audit of what was played names who broke it."""
         if self.outcome is not None or self.ending is not None:
             return
         record: dict[str, Any] = {
@@ -1056,14 +1167,21 @@ class PeerGame(MeshHandler):
         }
         if ended is not None:
             record["ended"] = ended.to_wire()
+        if signed:
+            record["signed"] = [encode_message(message) for message in signed]
         why = "dispute" if cheat.seat is None else "stopped"
         ending = _Ending(
-            why, self.step, reveal=cheat.seat is None, cheat=cheat, evidence=tuple(evidence)
+            why,
+            self.step,
+            reveal=cheat.seat is None,
+            cheat=cheat,
+            evidence=tuple(evidence),
+            halves=halves,
         )
         self._conclude(ending, record)
 
     def _stop_clocks(self) -> None:
-        """The game is over here: no heartbeat, turn clock or asking is due any more."""
+        """The game is over here: no holding, turn clock or asking is due any more."""
         self.turn_clock.stop()
         if self._ticker.running:
             self._ticker.stop()
@@ -1088,7 +1206,7 @@ class PeerGame(MeshHandler):
         # can only learn the end from us: stay, answering it, until every peer says it has
         # ended too, or a step deadline has passed.
         if outcome.final is not None:
-            self.mesh.broadcast(self._heartbeat())
+            self.mesh.broadcast(self._holding())
         self._lingering = self.reactor.callLater(self.step_deadline, self._leave)
         self._leave_once_all_have_ended()
 

@@ -97,9 +97,25 @@ class Cheat(Exception):
 
 
 class ForkedState(Cheat):
-    """A message made against another state than this seat's: its author played a step
-    differently, which is a cheat, unless a seat that signed two versions of a message of
-    that step fed it the other one (the driver looks for that before naming the author)."""
+    """A message made against another state than this seat's, from another version of some
+    seat's message of the step before than the one this seat played (`contested`: each such
+    author, with the SHA-256 of the version the message says it played). Its author may be
+    honest, given the other half of an equivocation; so may the contested author, if the
+    message lies about what it played. It names nobody: the driver looks for the other
+    version, and the seat that signed both is named once both are held."""
+
+    def __init__(self, seat: int, step: int, contested: Mapping[int, bytes]) -> None:
+        names = ", ".join(f"seat {author}" for author in sorted(contested))
+        reason = f"played another version of the message of {names} for step {step - 1}"
+        super().__init__(seat, step, reason)
+        self.contested = dict(contested)
+
+
+class InputContradicted(Cheat):
+    """A message whose `inputs` say its author played another version of its own message of
+    the step before than the one this seat holds, signed by it: its two signatures contradict
+    each other (an equivocation whose other half this seat has only as a digest). The driver
+    sends its version round, so that a seat holding the other one sees both halves."""
 
 
 @dataclass(frozen=True)
@@ -190,6 +206,7 @@ class Lockstep:
         self.deck = DeckPlayer(config.deck, seat, seed, executor=executor)
         self.step = 0
         self.chain = _genesis(config)
+        self.inputs: tuple[bytes, ...] = ()  # the SHA-256 of each message of the step before
         self.rules: State | None = None
         self.final: Final | None = None
         self.seeds: dict[int, bytes | None] = {}  # revealed at the end, for anyone's audit
@@ -281,6 +298,7 @@ class Lockstep:
             step=self.step,
             seat=self.seat,
             state=self.chain,
+            inputs=self.inputs,
             actions=tuple(actions),
             deck=tuple(message.to_wire() for message in deck),
             start_commit=start_commitment(self.config.game_id, self.seat, coin)
@@ -325,11 +343,38 @@ class Lockstep:
             raise Cheat(seat, self.step, f"sent a malformed step message: {error}") from None
         if body.game != self.config.game_id or body.seat != seat or body.step != self.step:
             raise Cheat(seat, self.step, "sent a message for another game, seat or step")
-        if not hmac.compare_digest(body.state, self.chain):
-            raise ForkedState(
-                seat, self.step, "made its message against another state (stale or forked)"
-            )
+        self._check_state(seat, body)
         return body
+
+    def _check_state(self, seat: int, body: StepBody) -> None:
+        """The message's `state` must be this seat's chain. Every seat's state matched at the
+        step before, so a state made from the same messages of that step is the same: one
+        that differs with the same `inputs` is its author's own wrong state, and one whose
+        `inputs` give another version of its author's own message contradicts what the author
+        signed; either names it. One that played another version of a third seat's message
+        is a fork (ForkedState): it names nobody until the other version comes."""
+        state_matches = hmac.compare_digest(body.state, self.chain)
+        if len(body.inputs) != len(self.inputs):
+            raise Cheat(seat, self.step, "sent the wrong number of inputs of the step before")
+        if state_matches and body.inputs != self.inputs:
+            raise Cheat(seat, self.step, "signed our state with inputs that do not make it")
+        if state_matches:
+            return
+        if body.inputs == self.inputs:
+            reason = "made its message against another state than the step before's messages give"
+            raise Cheat(seat, self.step, reason)
+        if body.inputs[seat] != self.inputs[seat]:
+            reason = (
+                f"signed two different messages for step {self.step - 1} (equivocation: the "
+                "one it sent, and the one its inputs say it played)"
+            )
+            raise InputContradicted(seat, self.step, reason)
+        contested = {
+            author: theirs
+            for author, (theirs, ours) in enumerate(zip(body.inputs, self.inputs, strict=True))
+            if theirs != ours
+        }
+        raise ForkedState(seat, self.step, contested)
 
     def _deck_messages(self, seat: int, body: StepBody, over: bool) -> list[DeckMessage]:
         """The deck messages of a step: epoch rounds and keys; the seed only at the end."""
@@ -594,8 +639,9 @@ class Lockstep:
         digest = hashlib.sha256()
         digest.update(self.chain)
         digest.update(self.step.to_bytes(8, "big"))
-        for seat in sorted(payloads):
-            digest.update(hashlib.sha256(payloads[seat]).digest())
+        self.inputs = tuple(hashlib.sha256(payloads[seat]).digest() for seat in sorted(payloads))
+        for each in self.inputs:
+            digest.update(each)
         digest.update(state_hash(self.rules) if self.rules is not None else bytes(32))
         self.chain = digest.digest()
         self.step += 1

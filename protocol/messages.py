@@ -19,7 +19,8 @@ import msgpack
 
 # 2: bids and takes, signed end votes and endings, and the order of a step's groups (one
 # client of each version at a table would disagree on a step, so the lobby keeps them apart).
-PROTOCOL_VERSION = 2
+# 3: signed holdings in place of heartbeats (a withholder is named on its own word).
+PROTOCOL_VERSION = 3
 
 #: Largest frame a client may send to the lobby: the biggest is a chat line of 500 characters.
 LOBBY_REQUEST_MAX_FRAME = 4096

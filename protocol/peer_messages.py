@@ -1,5 +1,5 @@
-"""Messages between the players' clients (protocol version 1): the link's hellos, the signed
-messages (steps, end votes, endings) and their relays, chat and heartbeats.
+"""Messages between the players' clients: the link's hellos, the signed messages (steps, end
+votes, endings, holdings) and their relays, and chat.
 docs/peer-protocol.md describes the exchange and its limits.
 
 Every link is sealed (TLS 1.3, protocol.sealed): its certificates prove the keys, so the hellos
@@ -52,7 +52,7 @@ HANDSHAKE_MAX_FRAME = 1024
 PEER_MAX_FRAME = 256 * 1024
 MAX_STEP_PAYLOAD = PEER_MAX_FRAME - 1024  # what is left for the payload inside a step frame
 MAX_STEP = 10**7
-PEER_DOMAIN = "bohnanza-p2p/peer/v2"
+PEER_DOMAIN = "bohnanza-p2p/peer/v3"
 
 GameId = Annotated[bytes, Blob(GAME_ID_BYTES)]
 SeatNumber = Annotated[int, Int(0, MAX_PLAYERS - 1)]
@@ -200,15 +200,34 @@ class PeerChat(Message):
     text: Annotated[str, Text(1, 500)]
 
 
-@dataclasses.dataclass(frozen=True)
-class Heartbeat(Message):
-    """Says a link is alive and where its sender is: the step it plays and, as a bit mask by
-    seat, whose messages for that step it holds. The other side answers with the signed step
-    messages the sender lacks (a peer that rejoined, fell behind, or lost a frame)."""
+#: The most a holding may say its author has owed its message: tenths of a second (about 11 days).
+MAX_OWED = 10**7
 
-    TYPE: ClassVar[str] = "heartbeat"
+
+@dataclasses.dataclass(frozen=True)
+class Holding(Signed):
+    """Where the author is, in its own words, as a heartbeat: the step it plays; whose messages
+    of that step it holds (a bit per seat; its own bit: it has made its message and sends it
+    to anyone who lacks it); and for how long, in tenths of a second by its own clock, it has
+    owed its message without making it. A seat owes its message once it holds what the step
+    needs of it (the step is urgent, or another seat's message of it is in), and an honest
+    client starts making it at once, so an honest `owed` stays near zero. The signature is the
+    point: a holding whose `owed` passes the step deadline convicts its author of withholding
+    on its own word (protocol.blame), whatever its links did.
+
+    The fields route answers unverified (the link already authenticates its sender); the
+    signature is checked only when the holding would convict."""
+
+    TYPE: ClassVar[str] = "holding"
+    game: GameId
     step: StepNumber
+    seat: SeatNumber
     have: SeatMask
+    owed: Annotated[int, Int(0, MAX_OWED)] = 0
+    signature: Signature = bytes(SIGNATURE_BYTES)
+
+    def body(self) -> bytes:
+        return bytes([self.have]) + self.owed.to_bytes(4, "big")
 
 
 class WireMap(Spec):
@@ -230,14 +249,17 @@ MAX_DECK_MESSAGES_PER_STEP = 16
 class StepBody(Record):
     """One seat's signed message for one lockstep step (the payload of a StepFrame).
 
-    `state` is the hash of the shared state the message was made against; `deck` holds the
-    deck's messages (epoch rounds, keys, a dispute, the seed at the end) in their own wire
+    `state` is the hash of the shared state the message was made against; `inputs` the SHA-256
+    of every seat's message of the step before, in seat order, as its author played them (so a
+    state that differs says which message it was made from: protocol.lockstep); `deck` holds
+    the deck's messages (epoch rounds, keys, a dispute, the seed at the end) in their own wire
     form."""
 
     game: GameId
     step: StepNumber
     seat: SeatNumber
     state: Hash
+    inputs: Annotated[tuple[bytes, ...], ListOf(Blob(32), 0, MAX_PLAYERS)] = ()
     actions: Annotated[tuple[Any, ...], ListOf(ActionSpec(), 0, MAX_ACTIONS_PER_STEP)] = ()
     deck: Annotated[tuple[Any, ...], ListOf(WireMap(), 0, MAX_DECK_MESSAGES_PER_STEP)] = ()
     start_commit: Annotated[bytes | None, Nullable(Blob(32))] = None
@@ -303,4 +325,4 @@ class TableRefusal(Message):
 
 TABLE_MESSAGES = (TableCommit, TableReveal, TableConfirm, TableRefusal)
 HANDSHAKE = Codec([PeerHello])
-PEER_LINK = Codec([StepFrame, EndVote, Ended, PeerChat, Heartbeat, *TABLE_MESSAGES])
+PEER_LINK = Codec([StepFrame, EndVote, Ended, PeerChat, Holding, *TABLE_MESSAGES])

@@ -158,20 +158,18 @@ class CheatingGame(PeerGame):
         return True
 
     def _withheld(self, step: int, payload: bytes, body: StepBody) -> bool:
-        """Stays connected, keeps its message for a step the others have started (or owe
-        something in), and never sends it, not even when asked."""
+        """Stays connected, makes its message for a step the others have started (or owe
+        something in), and never signs nor sends it, not even when asked. Its holdings are
+        the honest client's: they say it owes the message, for longer and longer."""
         started = len(self.inbox.get(step, {})) > 0 or self.lockstep.urgent()
         if not self._dealt or not started:
             return False
-        self.inbox[step][self.seat] = self._signed(step, payload).frame
         self._withheld_step = step
         return True
 
-    def _frames_held(self, step: int) -> dict[int, tuple[bytes, bytes]]:
-        held = super()._frames_held(step)
-        if step == getattr(self, "_withheld_step", None):
-            held.pop(self.seat, None)
-        return held
+    def _compose(self, step: int) -> None:
+        if step != getattr(self, "_withheld_step", None):
+            super()._compose(step)
 
 
 def main() -> None:

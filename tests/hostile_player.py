@@ -6,8 +6,8 @@ would. Each attack says what it did on stderr, one JSON line per fact the test c
         [--replay FILE] [bot options...]
 
 ATTACKS, comma-separated:
-- `flood`: stops reading its link to the victim and sends it hundreds of heartbeats a second
-  asking for the whole game (step 0, holding nothing);
+- `flood`: stops reading its link to the victim and sends it hundreds of holdings a second
+  asking for the whole game (step 0, holding nothing, unsigned);
 - `far-future`: sends the victim signed step messages for step 10^7, each a frame full of tiny
   values, many a second; then once a frame longer than any link allows;
 - `wrong-final`: reports a wrong final state at the end;
@@ -22,6 +22,11 @@ ATTACKS, comma-separated:
 - `withhold-at`: withholds its message for the first step from `--at N` on that every seat
   owes at once (a deck round or keys: the shared state says so, so every seat agrees which
   step that is); it stays connected and talking;
+- `withhold-idle`: withholds as `withhold-at` does, and sends its holdings only every 5 s
+  (the idle pace), answering no asks;
+- `cycle-own-turn`: on its first turn once the deal is over makes no move (as a person
+  thinking; it still sends what every seat owes), and drops all its links every UP + DOWN
+  seconds (`--cycle`), for ever;
 - `freeze-at`: the process stops itself (SIGSTOP) just before it would send its message for
   that same step, as a machine put to sleep would: its links stay up, and it says nothing
   until the test wakes it (this one plays no attack: it stands for an honest seat);
@@ -65,16 +70,19 @@ from protocol.peer_messages import (
     MAX_STEP_PAYLOAD,
     Ended,
     EndVote,
-    Heartbeat,
+    Holding,
     StepBody,
     StepFrame,
     sign,
 )
+from protocol.rules import Phase
 
 ATTACKS = (
     "flood", "far-future", "wrong-final", "record", "replay", "seed-thief", "cycle",
-    "withhold-at", "freeze-at", "bad-shuffle", "selective", "lone-end",
+    "withhold-at", "withhold-idle", "cycle-own-turn", "freeze-at", "bad-shuffle", "selective",
+    "lone-end",
 )  # fmt: skip
+IDLE_PACE = 5.0  # seconds between the holdings of `withhold-idle`
 FLOOD_PER_SECOND = 500
 FAR_FUTURE_PER_SECOND = 40
 FAR_FUTURE_SECONDS = 3.0  # then the oversized frame; a planner game is over in seconds
@@ -110,9 +118,12 @@ class HostileGame(PeerGame):
         self._down_until = 0.0
         self._withholding: int | None = None
         self._ended_alone: int | None = None  # the step of its lone ending
+        self._stalled_turn: int | None = None  # `cycle-own-turn`: the step its turn stalls at
         self.victim = self.names.index(self.victim_name) if self.victim_name else None
 
     def start(self) -> None:
+        if "withhold-idle" in self.attacks:
+            self._pace_holdings()
         super().start()
         self._every(0.2, self._attack)
         if "bad-shuffle" in self.attacks:
@@ -152,6 +163,8 @@ class HostileGame(PeerGame):
             self._cycle_links()
         if "lone-end" in self.attacks and self._ended_alone is None and self.step >= self.at:
             self._end_alone()
+        if "cycle-own-turn" in self.attacks and self._stalled_turn is not None:
+            self._cycle_links()
 
     def _flood(self) -> None:
         link = self.mesh.links.get(self.victim) if self.victim is not None else None
@@ -159,7 +172,7 @@ class HostileGame(PeerGame):
             return
         link.transport.pauseProducing()  # stop reading what the victim sends
         self._peers[self.victim].heard = self.reactor.seconds()  # and never drop it for that
-        link.send(Heartbeat(0, 0))
+        link.send(Holding(self.game_id, 0, self.seat, 0))
         self._flooded = getattr(self, "_flooded", 0) + 1
         if self._flooded % FLOOD_PER_SECOND == 0:
             say(flooded=self._flooded)
@@ -257,11 +270,44 @@ class HostileGame(PeerGame):
             if self._withholding is None:
                 self._withholding = step
                 say(withholding=step, at=time.time())
-            self.inbox.setdefault(step, {})[self.seat] = sign(
-                self.identity, StepFrame(self.game_id, step, self.seat, payload)
-            ).frame  # held here, never sent
-            return
+            return  # made, never signed nor sent: its holdings say so (`_compose` stops)
         super()._publish(step, payload, moves)
+
+    def _compose(self, step: int) -> None:
+        if step != self._withholding:  # withheld: not made again
+            super()._compose(step)
+
+    def submit(self, actions: Any) -> None:
+        rules = self.view.rules
+        own_turn = rules is not None and rules.active == self.seat and rules.phase is Phase.PLANT
+        if "cycle-own-turn" in self.attacks and self.step >= DEALT and own_turn:
+            if self._stalled_turn is None:
+                self._stalled_turn = self.step
+                say(stalled_turn=self.step, at=time.time())
+            return  # its moves never come: it sends only what it owes (urgent steps)
+        super().submit(actions)
+
+    def _pace_holdings(self) -> None:
+        """`withhold-idle`: once withholding, its holdings (heartbeats, for older clients) go
+        out only in a broadcast every IDLE_PACE seconds; none answers anything."""
+        send, broadcast = self.mesh.send, self.mesh.broadcast
+
+        def says_where(message: Any) -> bool:
+            paced = self._withholding is not None and getattr(message, "TYPE", "")
+            return paced in ("holding", "heartbeat")
+
+        def paced_send(seat: int, message: Any) -> bool:
+            return False if says_where(message) else send(seat, message)
+
+        def paced_broadcast(message: Any, skip: Any = ()) -> None:
+            if says_where(message):
+                now = self.reactor.seconds()
+                if now - getattr(self, "_paced", 0.0) < IDLE_PACE:
+                    return
+                self._paced = now
+            broadcast(message, skip=skip)
+
+        self.mesh.send, self.mesh.broadcast = paced_send, paced_broadcast  # type: ignore[method-assign]
 
     def _send_own(self, step: int, frame: tuple[bytes, bytes]) -> None:
         if "selective" not in self.attacks or step < DEALT:
@@ -281,7 +327,8 @@ class HostileGame(PeerGame):
         started = bool(self.inbox.get(step)) or self.lockstep.urgent()
         if "cycle" in self.attacks:
             return step >= DEALT and started and self.view.rules is not None
-        return "withhold-at" in self.attacks and step >= self.at and self.lockstep.urgent()
+        withholds = {"withhold-at", "withhold-idle"} & self.attacks
+        return bool(withholds) and step >= self.at and self.lockstep.urgent()
 
     def _frames_held(self, step: int) -> dict[int, tuple[bytes, bytes]]:
         held = super()._frames_held(step)

@@ -59,7 +59,7 @@ def test_a_machine_on_every_link_reads_nothing_and_its_tampering_blames_nobody(t
     assert len(wire) > 500_000  # a whole game, deal and audit included
     # Short keys as msgpack writes them (a bare four bytes would turn up in a megabyte of
     # ciphertext about once in 4,000 games).
-    keys = [msgpack.packb(key) for key in ("type", "step", "chat", "heartbeat", "table_commit")]
+    keys = [msgpack.packb(key) for key in ("type", "step", "chat", "holding", "table_commit")]
     for plain in (SECRET.encode(), *keys):
         assert plain not in wire, plain
     # The tampered link (seat 0 to seat 1) broke at each of the four attacks and came back:

@@ -13,7 +13,7 @@ import pytest
 from client.bots import GreedyBot, RandomBot
 from protocol.cards import bean_of
 from protocol.deck import Keys, SeedReveal, decode_message
-from protocol.lockstep import Cheat, Lockstep, StepReport
+from protocol.lockstep import Cheat, ForkedState, Lockstep, StepReport
 from protocol.peer_messages import StepBody
 from protocol.rules import (
     Accept,
@@ -196,8 +196,52 @@ def test_an_out_of_turn_action_is_blamed_on_its_author(ready):
 
 
 def test_a_message_made_against_another_state_is_blamed(ready):
+    """Its inputs (the messages of the step before it says it played) are ours: the state
+    they give is ours, so its own state is wrong, on its own signature."""
     cheat = caught(ready, {}, only(3, lambda p, _: rewrite(p, state=secrets.token_bytes(32))))
     assert cheat.seat == 3 and "another state" in cheat.reason
+    assert not isinstance(cheat, ForkedState)
+
+
+def another_input(author: int):
+    """A tamper: the message says it played another version of `author`'s message of the
+    step before (and, so, is made against another state)."""
+
+    def tamper(payload, lockstep):
+        inputs = list(lockstep.inputs)
+        inputs[author] = secrets.token_bytes(32)
+        return rewrite(payload, inputs=inputs, state=secrets.token_bytes(32))
+
+    return tamper
+
+
+def test_a_message_made_from_another_version_of_a_third_seats_message_is_a_fork_naming_nobody(
+    ready,
+):
+    cheat = caught(ready, {}, only(3, another_input(1)))
+    assert isinstance(cheat, ForkedState) and cheat.seat == 3
+    assert list(cheat.contested) == [1]
+    assert "played another version of the message of seat 1" in cheat.reason
+
+
+def test_a_message_that_says_it_played_another_version_of_its_own_is_equivocation(ready):
+    cheat = caught(ready, {}, only(3, another_input(3)))
+    assert not isinstance(cheat, ForkedState) and cheat.seat == 3
+    assert "equivocation" in cheat.reason
+
+
+@pytest.mark.parametrize(
+    "inputs, why",
+    [
+        (lambda ours: [*ours[:-1], bytes(32)], "our state with inputs that do not make it"),
+        (lambda ours: ours[:-1], "wrong number of inputs"),
+    ],
+)
+def test_inputs_that_cannot_be_what_its_author_played_name_it(ready, inputs, why):
+    cheat = caught(
+        ready, {}, only(2, lambda p, lockstep: rewrite(p, inputs=inputs(lockstep.inputs)))
+    )
+    assert cheat.seat == 2 and why in cheat.reason
 
 
 def test_withheld_keys_are_blamed_on_the_seat_that_withholds_them():

@@ -1,5 +1,5 @@
 """What one peer can make a client spend, message by message (client/game.py), with a fake
-mesh that records what the client would send and a clock the test moves: heartbeat answers,
+mesh that records what the client would send and a clock the test moves: holding answers,
 chat, and step messages outside the window, of another game or with a bad signature."""
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from client.game import (
     ANSWER_INTERVAL,
     CHAT_BURST,
     CHAT_PER_SECOND,
+    FORK_PUSH_EVERY,
     WANT_AFTER,
     PeerGame,
     Player,
@@ -27,7 +28,7 @@ from protocol.peer_messages import (
     PEER_LINK,
     Ended,
     EndVote,
-    Heartbeat,
+    Holding,
     PeerChat,
     StepBody,
     StepFrame,
@@ -119,39 +120,54 @@ def signed_step(
     return sign(identities[seat], StepFrame(game.game_id, step, seat, body.encode()))
 
 
+def holding(game: PeerGame, seat: int, step: int, have: int) -> Holding:
+    """Seat `seat`'s holding (unsigned: it is read for routing only, unless it convicts)."""
+    return Holding(game.game_id, step, seat, have)
+
+
+def said(step: int, have: int) -> tuple[int, int]:
+    """How a holding this seat sent is compared: its step and what it holds."""
+    return step, have
+
+
+def sent_as_said(mesh: RecordingMesh) -> list[tuple[int, Message | tuple[int, int]]]:
+    """What the mesh sent, holdings shown as `said`."""
+    return [(to, said(m.step, m.have) if isinstance(m, Holding) else m) for to, m in mesh.sent]
+
+
 def step_frames_sent(mesh: RecordingMesh) -> list[tuple[int, int, int]]:
     return [(to, m.step, m.seat) for to, m in mesh.sent if isinstance(m, StepFrame)]
 
 
-def test_a_heartbeat_flood_gets_each_missing_message_once_and_never_the_whole_game(tmp_path):
+def test_a_holding_flood_gets_each_missing_message_once_and_never_the_whole_game(tmp_path):
     """The flood of issue 12: a peer asking for the whole game (step 0, holding nothing)
     hundreds of times a second. Each message of its step and the next goes to it once."""
     game, mesh, clock, _ = a_game(tmp_path)
     played_steps(game, 300)
     for _ in range(3000):
-        game.received(2, Heartbeat(0, 0))
+        game.received(2, holding(game, 2, 0, 0))
         clock.advance(1 / 300)
     sent = step_frames_sent(mesh)
     assert sorted(sent) == sorted({(2, step, seat) for step in (0, 1) for seat in (0, 1, 3)})
     # Asking about later steps, one after another, still gets each message at most once.
     for step in range(300):
-        game.received(2, Heartbeat(step, 0))
+        game.received(2, holding(game, 2, step, 0))
     sent = step_frames_sent(mesh)
     assert len(sent) == len(set(sent)) == 300 * 3
 
 
-def test_heartbeats_about_one_step_are_answered_at_most_every_interval(tmp_path):
+def test_holdings_about_one_step_are_answered_at_most_every_interval(tmp_path):
     game, mesh, clock, _ = a_game(tmp_path)
     played_steps(game, 10)
     game.inbox[10] = {1: (b"pending", bytes(64))}
-    game.received(2, Heartbeat(10, 0))
+    game.received(2, holding(game, 2, 10, 0))
     first = step_frames_sent(mesh)
     assert first == [(2, 10, 1)]
-    game.received(2, Heartbeat(10, 0))
+    game.received(2, holding(game, 2, 10, 0))
     assert step_frames_sent(mesh) == first  # nothing new, and too soon anyway
     clock.advance(ANSWER_INTERVAL)
     game.inbox[10][3] = (b"later", bytes(64))
-    game.received(2, Heartbeat(10, 0))
+    game.received(2, holding(game, 2, 10, 0))
     assert step_frames_sent(mesh) == [*first, (2, 10, 3)]
 
 
@@ -160,24 +176,24 @@ def test_an_answer_that_had_nothing_to_send_does_not_hold_up_the_next(tmp_path):
     seat 2 asking again is answered at once, not an ANSWER_INTERVAL later."""
     game, mesh, _, _ = a_game(tmp_path)
     played_steps(game, 10)
-    game.received(2, Heartbeat(10, 0))
+    game.received(2, holding(game, 2, 10, 0))
     assert mesh.sent == []
     game.inbox[10] = {1: (b"pending", bytes(64))}
-    game.received(2, Heartbeat(10, 0))
+    game.received(2, holding(game, 2, 10, 0))
     assert step_frames_sent(mesh) == [(2, 10, 1)]
 
 
 def test_a_seat_told_that_a_peer_holds_a_message_of_its_step_it_lacks_asks_it_once(tmp_path):
     """Seat 1's message for step 5 was lost on its way here, and this seat has nothing to
-    send (nothing else would start the step here): seat 1's heartbeat says it holds its
+    send (nothing else would start the step here): seat 1's holding says it holds its
     message, so this seat asks seat 1 for it, once a step. A peer holding nothing this seat
     lacks is not asked."""
     game, mesh, _, _ = a_game(tmp_path)
     played_steps(game, 5)
-    game.received(2, Heartbeat(5, 0))
-    game.received(1, Heartbeat(5, 0b0010))
-    game.received(1, Heartbeat(5, 0b0010))
-    assert mesh.sent == [(1, Heartbeat(5, 0))]
+    game.received(2, holding(game, 2, 5, 0))
+    game.received(1, holding(game, 1, 5, 0b0010))
+    game.received(1, holding(game, 1, 5, 0b0010))
+    assert sent_as_said(mesh) == [(1, said(5, 0))]
 
 
 def test_a_chat_flood_reaches_the_screen_at_a_bounded_rate(tmp_path):
@@ -291,9 +307,9 @@ def test_a_seat_lacking_a_message_asks_a_seat_past_the_step_at_once_and_soon_eve
     game.received(1, signed(5, 1))
     game.received(2, signed(6, 2))  # seat 2 is past step 5: it holds seat 3's message
     game.received(1, signed(6, 1))
-    assert mesh.sent == [(2, Heartbeat(5, 0b11)), (1, Heartbeat(5, 0b11))]
+    assert sent_as_said(mesh) == [(2, said(5, 0b11)), (1, said(5, 0b11))]
     clock.advance(WANT_AFTER)
-    assert mesh.sent[2:] == [(3, Heartbeat(5, 0b11))]  # seats 1 and 2 were asked already
+    assert sent_as_said(mesh)[2:] == [(3, said(5, 0b11))]  # seats 1 and 2 were asked already
     clock.advance(10 * WANT_AFTER)
     game.received(3, signed(6, 3))
     assert len(mesh.sent) == 3 and step_frames_sent(mesh) == []  # and nothing is relayed
@@ -303,16 +319,16 @@ def test_a_message_that_comes_after_a_peer_asked_for_it_is_passed_on_to_it_once(
     game, mesh, clock, identities = a_game(tmp_path)
     played_steps(game, 5)
     game._busy = True  # this seat's own message for the step is on its way
-    game.received(2, Heartbeat(5, 0b0111))  # seat 2 plays step 5 and lacks seat 3's message
+    game.received(2, holding(game, 2, 5, 0b0111))  # seat 2 plays step 5 and lacks seat 3's message
     # Nothing to answer with yet; seat 2 holds messages this seat lacks, so it is asked.
-    assert mesh.sent == [(2, Heartbeat(5, 0))]
+    assert sent_as_said(mesh) == [(2, said(5, 0))]
     three = signed_step(game, identities, 5, 3)
     game.received(3, three)
     game.received(1, three)
     game.received(1, signed_step(game, identities, 5, 1))  # seat 2 holds seat 1's already
     assert step_frames_sent(mesh) == [(2, 5, 3)]
     clock.advance(5)  # past the answers' rate limit: seat 2 asks again as if it had not come
-    game.received(2, Heartbeat(5, 0b0111))
+    game.received(2, holding(game, 2, 5, 0b0111))
     assert step_frames_sent(mesh) == [(2, 5, 3)]  # what was passed on is not sent again
 
 
@@ -403,13 +419,14 @@ def test_a_vote_ending_without_the_votes_behind_it_is_not_followed_and_takes_no_
 
 
 def a_fork_at_step_5(tmp_path: Any) -> tuple[PeerGame, RecordingMesh, Clock, list[Identity]]:
-    """Seat 0 holds every message of step 5, and seat 1's was made against another state
-    (as the lockstep finds it: the driver is what is tested here)."""
+    """Seat 0 holds every message of step 5, and seat 1's was made from another version of
+    seat 3's message of step 4 (as the lockstep finds it: the driver is what is tested here)."""
     game, mesh, clock, identities = a_game(tmp_path)
     played_steps(game, 5)
+    game.history[4] = [signed_step(game, identities, 4, seat).frame for seat in range(PLAYERS)]
 
     def forked(payloads: Any) -> Any:
-        raise ForkedState(1, 5, "made its message against another state (stale or forked)")
+        raise ForkedState(1, 5, {3: secrets.token_bytes(32)})
 
     game.lockstep.play = forked  # type: ignore[method-assign]
     # No deal was played, so the driver would hand the step to a worker thread: run it here.
@@ -420,28 +437,53 @@ def a_fork_at_step_5(tmp_path: Any) -> tuple[PeerGame, RecordingMesh, Clock, lis
     return game, mesh, clock, identities
 
 
-def test_a_message_against_another_state_sends_the_step_before_round_again_first(tmp_path):
+def contested_sent(mesh: RecordingMesh) -> list[tuple[int, int]]:
+    """(to, author) of every step-4 message sent: our versions of the contested ones."""
+    return [(to, m.seat) for to, m in mesh.sent if isinstance(m, StepFrame) and m.step == 4]
+
+
+def test_a_fork_sends_our_version_of_the_contested_message_round_and_the_other_names_its_signer(
+    tmp_path,
+):
     """Seat 1 may be honest: seat 3 signed two versions of its step-4 message, gave seat 1
-    the other one, and gave this seat the first. Every step-4 message goes to everyone
-    again; the other version comes back, and seat 3 is named, not seat 1."""
+    the other one, and gave this seat the first. Our version goes to everyone; the other
+    version comes back, and seat 3 is named, not seat 1."""
     game, mesh, clock, identities = a_fork_at_step_5(tmp_path)
     assert game.ending is None
-    again = {(to, m.seat) for to, m in mesh.sent if isinstance(m, StepFrame) and m.step == 4}
-    assert again == {(to, author) for to in (1, 2, 3) for author in range(PLAYERS)}
+    assert sorted(contested_sent(mesh)) == [(to, 3) for to in (1, 2, 3)]
     other = signed_step(game, identities, 4, 3, state=bytes(range(32)))
     clock.advance(1)
     game.received(1, other)
     assert game.ending is not None and game.ending.cheat is not None
     assert game.ending.cheat.seat == 3 and "equivocation" in game.ending.cheat.reason
+    # A seat that comes back is given both versions, to see it for itself.
+    mesh.sent.clear()
+    game.link_up(2)
+    assert sorted(contested_sent(mesh)) == [(2, 3), (2, 3)]
 
 
-def test_a_message_against_another_state_names_its_author_once_the_deadline_passes(tmp_path):
-    game, _, clock, _ = a_fork_at_step_5(tmp_path)
-    clock.advance(game.step_deadline - 1)
-    game._tick()  # as the driver's heartbeat does, every second or so
+def test_a_fork_names_nobody_and_keeps_asking_until_the_step_is_settled_or_voted_out(tmp_path):
+    """Issue 26, problem 1: the old driver named seat 1 ("made its message against another
+    state") once the deadline passed, though it may only have been given the other half of
+    an equivocation that a cut link kept from this seat. Now nobody is named; our version
+    goes round again on every link that comes up and every few seconds; and the seat whose
+    message cannot be played is voted out as gone, with no finding, at the step deadline
+    plus the abandon time."""
+    game, mesh, clock, _ = a_fork_at_step_5(tmp_path)
+    mesh.sent.clear()
+    game.link_up(2)
+    assert contested_sent(mesh) == [(2, 3)]
+    limit = game.step_deadline + game.abandon_after
+    for _ in range(int(limit) - 2):
+        clock.advance(1)
+        game._tick()
     assert game.ending is None
-    clock.advance(2)
-    game._tick()
-    assert game.ending is not None and game.ending.cheat is not None
-    assert game.ending.cheat.seat == 1 and "another state" in game.ending.cheat.reason
-    assert len(game.ending.evidence) == PLAYERS
+    pushes = len([1 for to, author in contested_sent(mesh) if to == 1])
+    assert pushes >= (limit - 2) // FORK_PUSH_EVERY - 1
+    assert not any(isinstance(m, EndVote) for _, m in mesh.sent)
+    for _ in range(3):
+        clock.advance(1)
+        game._tick()
+    votes = {m.gone for _, m in mesh.sent if isinstance(m, EndVote)}
+    assert votes == {0b0010}
+    assert game.ending is None or game.ending.cheat is None

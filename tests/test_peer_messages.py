@@ -19,7 +19,7 @@ from protocol.peer_messages import (
     PEER_MAX_FRAME,
     Ended,
     EndVote,
-    Heartbeat,
+    Holding,
     PeerChat,
     StepBody,
     StepFrame,
@@ -108,7 +108,8 @@ def test_link_messages_round_trip():
     vote = EndVote(bytes(16), 12, 2, 0b1001)
     signed_vote = sign(Identity.generate(), vote)
     ended = Ended(bytes(16), 12, 2, "vote", 0b1001, bytes(range(32)), votes=(encode(signed_vote),))
-    for message in (step, vote, ended, Heartbeat(7, 0b101), PeerChat("beans!")):
+    holding = Holding(bytes(16), 7, 2, 0b101, 35)
+    for message in (step, vote, ended, holding, PeerChat("beans!")):
         assert PEER_LINK.decode(msgpack.packb(message.to_wire(), use_bin_type=True)) == message
     assert StepBody.decode(valid_body().encode()) == valid_body()
 
@@ -216,7 +217,7 @@ def test_a_float_where_a_step_body_holds_an_integer_is_refused():
     [
         StepFrame(GAME, 12, 2, valid_body().encode()),
         EndVote(GAME, 12, 2, 0b1001),
-        Heartbeat(7, 0b101),
+        Holding(GAME, 7, 2, 0b101, 35),
     ],
     ids=lambda message: message.TYPE,
 )

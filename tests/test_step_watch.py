@@ -1,121 +1,105 @@
-"""The withholding rule (client/step_watch.py) for every pattern of links: a seat that owes a
-started step is named, or voted out, within the deadline plus the abandon time of the step's
-start, however its links come and go; an honest seat, which answers whenever it has been
-present for a moment, never is."""
+"""The clocks a stalled game is judged by (protocol/step_watch.py), for every pattern of links
+and work: absence adds up across reconnects; a step's missing seats are the ones whose message
+has not come; an honest seat, which starts its message as soon as it owes it, signs no time
+owed, whatever the pattern of its work."""
 
 from __future__ import annotations
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from client.step_watch import Judgement, StepWatch
+from protocol.step_watch import OBLIGATION_STEP, AwayClock, Obligation, StepWatch
 
-DEADLINE, GRACE, ABANDON = 60.0, 10.0, 300.0
-TICK = 1.0  # the driver judges on every heartbeat tick
-ANSWER = 2.0  # an honest seat present this long has caught up and answered
-ANSWER_TICKS = int(ANSWER / TICK)
-ME, STALLER = 0, 1
-HORIZON = DEADLINE + ABANDON + 2 * TICK
-
-# A seat's links: alternating up and down spells of these lengths, up first or down first.
-spells = st.lists(st.floats(0.5, 120.0), min_size=1, max_size=12)
-links = st.tuples(st.booleans(), spells)
+SETTLE = 60.0
+ME = 0
 
 
-def present_at(pattern: tuple[bool, list[float]], now: float) -> bool:
-    up, lengths = pattern
-    elapsed = 0.0
+def test_a_started_step_lacks_every_seat_whose_message_has_not_come():
+    watch = StepWatch(4, ME)
+    watch.waiting(3)
+    assert watch.missing == frozenset()  # nothing of it seen: nobody owes anything yet
+    watch.begin(3, 10.0)
+    watch.arrive(2)
+    assert watch.missing == {1, 3}
+    watch.begin(3, 20.0)
+    assert watch.started == 10.0  # the step started once
+    watch.waiting(4)
+    assert watch.started is None and watch.missing == frozenset()
+
+
+def test_a_link_that_comes_back_does_not_end_an_absence_until_it_stays_up():
+    clock = AwayClock(SETTLE)
+    clock.link_down(1, 100.0)
+    for second in range(101, 400, 2):  # back for a second, gone for a second, for 300 s
+        clock.link_up(1, float(second))
+        clock.link_down(1, second + 1.0)
+    assert clock.reading(1, 400.0) == 300.0
+    clock.link_up(1, 400.0)
+    assert clock.reading(1, 400.0 + SETTLE - 1) == 300.0 + SETTLE - 1
+    assert clock.reading(1, 400.0 + SETTLE) == 0.0  # up long enough: it is back
+
+
+def test_a_step_played_ends_the_absence_of_a_seat_whose_link_is_up_and_restarts_the_others():
+    clock = AwayClock(SETTLE)
+    clock.link_down(1, 0.0)
+    clock.link_down(2, 0.0)
+    clock.link_up(1, 5.0)
+    clock.progress(50.0)  # both took part in the step (through other seats, for seat 2)
+    assert clock.reading(1, 60.0) == 0.0
+    assert clock.reading(2, 60.0) == 10.0
+    assert clock.reading(3, 60.0) == 0.0  # never away
+
+
+# One link's life: alternating down and up spells of these lengths, from a drop.
+spells = st.lists(st.floats(0.1, 2 * SETTLE), min_size=1, max_size=20)
+
+
+@settings(max_examples=300)
+@given(spells)
+def test_absence_only_ends_with_a_link_up_for_the_settling_time(lengths):
+    """Whatever the pattern of drops, the clock reads the time since the first drop until the
+    link has stayed up `settle` seconds once; never more, never less."""
+    clock = AwayClock(SETTLE)
+    now, up, first_down, settled = 0.0, False, 0.0, False
+    clock.link_down(1, now)
     for length in lengths:
-        if now < elapsed + length:
-            return up
-        elapsed += length
+        if up and length >= SETTLE:
+            settled = True
+            assert clock.reading(1, now + length) == 0.0
+            break
+        assert clock.reading(1, now + length) == now + length - first_down
+        now += length
         up = not up
-    return up  # the last spell lasts
+        (clock.link_up if up else clock.link_down)(1, now)
+    if not settled:
+        assert clock.reading(1, now) == now - first_down
 
 
-def run(
-    patterns: dict[int, tuple[bool, list[float]]], start: float
-) -> list[tuple[float, Judgement]]:
-    """Tick a watch from `start` to the horizon: honest seats (all but the staller) answer once
-    present ANSWER seconds running; the staller never does. Returns every judgement that
-    named or voted out someone, with its time."""
-    watch = StepWatch(4, ME, DEADLINE, GRACE, ABANDON)
-    watch.begin(7, start)
-    watch.arrive(ME)
-    present_since: dict[int, float] = {}
-    verdicts = []
-    now = start
-    while now <= start + HORIZON:
-        present = {seat for seat, pattern in patterns.items() if present_at(pattern, now)}
-        for seat in patterns:
-            if seat not in present:
-                present_since.pop(seat, None)
-            else:
-                since = present_since.setdefault(seat, now)
-                if seat != STALLER and now - since >= ANSWER:
-                    watch.arrive(seat)
-        watch.presence(present, now)
-        judgement = watch.judge(now)
-        if judgement.named or judgement.gone:
-            verdicts.append((now, judgement))
-        now += TICK
-    return verdicts
+# A seat's work at one step: readings at these intervals, each saying what the seat did then.
+work = st.lists(
+    st.tuples(st.floats(0.0, 10.0), st.booleans(), st.booleans()), min_size=1, max_size=40
+)
 
 
-@settings(max_examples=400)
-@given(st.dictionaries(st.sampled_from([1, 2, 3]), links, min_size=3, max_size=3),
-       st.floats(0, 50))  # fmt: skip
-def test_the_staller_is_named_or_voted_out_in_time_and_nobody_else_is_named(patterns, start):
-    verdicts = run(patterns, start)
-    assert verdicts, "the staller was never judged"
-    first_time, first = verdicts[0]
-    assert STALLER in first.named | first.gone
-    assert first_time <= start + DEADLINE + ABANDON + TICK
-    for _, judgement in verdicts:
-        assert judgement.named <= {STALLER}, "an honest seat was named"
+@settings(max_examples=300)
+@given(work)
+def test_a_seat_that_composes_whenever_it_owes_never_signs_time_owed(readings):
+    obligation, now = Obligation(), 0.0
+    for gap, owes, _ in readings:
+        now += gap
+        assert obligation.reading(now, 5, owes, composing=owes) == 0.0
 
 
-@settings(max_examples=200)
-@given(st.dictionaries(st.sampled_from([2, 3]), links, min_size=2, max_size=2), st.floats(0, 50))
-def test_a_seat_that_was_present_long_enough_to_answer_is_never_voted_out(patterns, start):
-    patterns = patterns | {STALLER: (True, [1000.0])}
-    for _, judgement in run(patterns, start):
-        for seat in judgement.gone:
-            # Present at every tick of ANSWER seconds running (as `run` sees presence), not
-            # only at both ends of them: a seat down in between has not answered.
-            assert not any(
-                all(present_at(patterns[seat], s + k * TICK) for k in range(ANSWER_TICKS + 1))
-                for s in [start + n * TICK for n in range(int(HORIZON))]
-            ), f"seat {seat} was present long enough to answer, yet voted out"
-
-
-def test_a_seat_connected_the_whole_time_is_named_at_the_deadline():
-    watch = StepWatch(3, ME, DEADLINE, GRACE, ABANDON)
-    watch.begin(3, 100.0)
-    watch.arrive(ME)
-    watch.arrive(2)
-    for now in (100.0, 130.0, 159.0):
-        watch.presence({1, 2}, now)
-        assert watch.judge(now) == Judgement()
-    watch.presence({1, 2}, 160.0)
-    assert watch.judge(160.0) == Judgement(named=frozenset({1}))
-
-
-def test_a_seat_back_after_the_deadline_gets_the_grace_then_is_named():
-    watch = StepWatch(3, ME, DEADLINE, GRACE, ABANDON)
-    watch.begin(3, 0.0)
-    watch.arrive(ME)
-    watch.arrive(2)
-    watch.presence({2}, 61.0)
-    assert watch.judge(61.0) == Judgement()
-    watch.presence({1, 2}, 62.0)  # back
-    assert watch.judge(62.0 + GRACE - 1).named == frozenset()
-    watch.presence({1, 2}, 62.0 + GRACE)
-    assert watch.judge(62.0 + GRACE).named == frozenset({1})
-
-
-def test_a_step_not_started_here_judges_nobody():
-    watch = StepWatch(3, ME, DEADLINE, GRACE, ABANDON)
-    watch.waiting(5)
-    watch.presence({1, 2}, 10_000.0)
-    assert watch.judge(10_000.0) == Judgement()
+@settings(max_examples=300)
+@given(work)
+def test_time_owed_counts_only_spells_owing_and_idle_and_each_reading_adds_at_most_a_cap(
+    readings,
+):
+    obligation, now, expected, idle = Obligation(), 0.0, 0.0, False
+    for gap, owes, composing in readings:
+        now += gap
+        if idle:
+            expected += min(gap, OBLIGATION_STEP)
+        assert abs(obligation.reading(now, 5, owes, composing) - expected) < 1e-9
+        idle = owes and not composing
+    assert obligation.reading(now, 6, False, False) == 0.0  # a new step owes nothing yet
