@@ -251,6 +251,7 @@ step_bodies = st.builds(
     st.integers(0, 10**7),
     st.integers(0, 6),
     st.binary(min_size=32, max_size=32),
+    st.lists(st.binary(min_size=32, max_size=32), max_size=7).map(tuple),
     st.lists(actions, max_size=4).map(tuple),
     st.lists(deck_messages.map(lambda m: m.to_wire()), max_size=2).map(tuple),
     st.none() | st.binary(min_size=32, max_size=32),
