@@ -30,6 +30,16 @@ ATTACKS, comma-separated:
 - `selective`: sends each of its step messages once the deal is over to one other seat only
   (the next one round the table, turn about), and never answers a request for them: the
   others have them only from that seat.
+- `equivocate-split`: once told to (SIGUSR1), at its next own turn signs two versions of its
+  message for the step: version A, with its moves, goes to the first other seat, version B,
+  without them, to the others (`{"equivocated": step}`). From then on it relays nobody's
+  message of a later step, never sends version A again, and looks into no fork: a seat can
+  learn of the other version only from another honest seat.
+- `think`: stands for an honest seat whose player takes its time (it plays no attack): once
+  told to (SIGUSR1), at its next own turn, when the game waits for it alone (to plant, with
+  no step under way), it says `{"thinking": step}` and makes its moves `--think S` seconds
+  later (`{"moved": step}`): a test can cut links meanwhile, knowing that every seat is at
+  that step and nothing is on its way.
 """
 
 from __future__ import annotations
@@ -37,12 +47,14 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import math
 import os
 import secrets
 import signal
 import struct
 import sys
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -52,6 +64,8 @@ from twisted.internet.task import LoopingCall
 from client.game import PeerGame
 from client.gamefile import ENDINGS, GameFile, game_path
 from protocol.deck import ED25519
+from protocol.lockstep import Cheat
+from protocol.messages import encode
 from protocol.peer_messages import (
     MAX_STEP,
     MAX_STEP_PAYLOAD,
@@ -61,10 +75,11 @@ from protocol.peer_messages import (
     StepFrame,
     sign,
 )
+from protocol.rules import Action, Phase, RuleError
 
 ATTACKS = (
     "flood", "far-future", "wrong-final", "record", "replay", "seed-thief", "cycle",
-    "withhold-at", "freeze-at", "bad-shuffle", "selective",
+    "withhold-at", "freeze-at", "bad-shuffle", "selective", "equivocate-split", "think",
 )  # fmt: skip
 FLOOD_PER_SECOND = 500
 FAR_FUTURE_PER_SECOND = 40
@@ -92,6 +107,7 @@ class HostileGame(PeerGame):
     replay_file: Path | None = None
     cycle = (2.0, 3.0)
     at = 0
+    think = 2.0
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -99,6 +115,10 @@ class HostileGame(PeerGame):
         self._recorded: list[list[Any]] = []
         self._down_until = 0.0
         self._withholding: int | None = None
+        self._told = False  # SIGUSR1 came
+        self._split_at: int | None = None  # the step of its two versions
+        self._thought_at: int | None = None  # the step it took its time at
+        self._thinking = False
         self.victim = self.names.index(self.victim_name) if self.victim_name else None
 
     def start(self) -> None:
@@ -106,6 +126,16 @@ class HostileGame(PeerGame):
         self._every(0.2, self._attack)
         if "bad-shuffle" in self.attacks:
             self._spoil_the_shuffle()
+        if self.attacks & {"equivocate-split", "think"}:
+            signal.signal(signal.SIGUSR1, lambda *_: self.reactor.callFromThread(self._told_to))
+
+    def _told_to(self) -> None:
+        self._told = True
+        say(told_at=self.step)
+
+    def _own_turn(self) -> bool:
+        rules = self.lockstep.rules
+        return rules is not None and rules.active == self.seat
 
     def _every(self, seconds: float, work: Any) -> None:
         loop = LoopingCall(work)
@@ -217,6 +247,9 @@ class HostileGame(PeerGame):
             wire = body.to_wire() | {"final": secrets.token_bytes(32)}
             payload = StepBody.from_wire(wire).encode()
             say(wrong_final=step)
+        if self._splits(step, moves):
+            self._split(step, payload)
+            return
         if self._withholds(step):
             if self._withholding is None:
                 self._withholding = step
@@ -239,6 +272,64 @@ class HostileGame(PeerGame):
         if self._selective % 20 == 1:
             say(sent_to_one_seat_only=self._selective)
 
+    def _splits(self, step: int, moves: bool) -> bool:
+        wanted = "equivocate-split" in self.attacks and self._split_at is None
+        return wanted and self._told and moves and self._own_turn()
+
+    def _split(self, step: int, with_moves: bytes) -> None:
+        """Version A (its moves) to the first other seat, B (none) to the rest; it plays A."""
+        versions = [
+            sign(self.identity, StepFrame(self.game_id, step, self.seat, payload)).frame
+            for payload in (with_moves, self.lockstep.compose())
+        ]
+        self.gamefile.own(step, versions[0])
+        self.inbox.setdefault(step, {})[self.seat] = versions[0]
+        self._started(step)
+        self._held_wire[encode(StepFrame(self.game_id, step, self.seat, *versions[0]))] = step
+        others = [seat for seat in range(self.players) if seat != self.seat]
+        for seat in others:
+            version = versions[0] if seat == others[0] else versions[1]
+            self.mesh.send(seat, StepFrame(self.game_id, step, self.seat, *version))
+        self._split_at = step
+        say(equivocated=step, version_a_to=others[0], version_b_to=others[1:])
+
+    def _pass_on(self, frame: StepFrame) -> None:
+        if self._split_at is None or frame.step <= self._split_at:
+            super()._pass_on(frame)
+
+    def _suspect_fork(self, cheat: Cheat, frames: tuple[tuple[bytes, bytes], ...]) -> None:
+        if self._split_at is None:
+            super()._suspect_fork(cheat, frames)
+            return
+        say(fork_seen=cheat.step, against=cheat.seat)
+        self._fork = (cheat, frames, math.inf)  # stalls here, sending no version round
+
+    def submit(self, actions: Sequence[Action]) -> None:
+        if not self._thinks():
+            if not self._thinking:  # else its player asks again while it thinks: not yet
+                super().submit(actions)
+        elif not self.inbox.get(self.step) and not self.lockstep.urgent():
+            self._thinking = True
+            self._thought_at = self.step
+            say(thinking=self.step)
+            self.reactor.callLater(self.think, self._thought, list(actions))
+        # else a step is under way: its player asks again once it is played
+
+    def _thinks(self) -> bool:
+        """Told to, at its first own turn's planting since."""
+        if "think" not in self.attacks or not self._told or self._thought_at is not None:
+            return False
+        rules = self.lockstep.rules
+        return rules is not None and rules.active == self.seat and rules.phase is Phase.PLANT
+
+    def _thought(self, actions: list[Action]) -> None:
+        self._thinking = False
+        say(moved=self.step)
+        try:
+            super().submit(actions)
+        except RuleError:
+            self.player.may_act(self)
+
     def _withholds(self, step: int) -> bool:
         if self._withholding is not None:
             return step == self._withholding
@@ -248,8 +339,12 @@ class HostileGame(PeerGame):
         return "withhold-at" in self.attacks and step >= self.at and self.lockstep.urgent()
 
     def _frames_held(self, step: int) -> dict[int, tuple[bytes, bytes]]:
+        split = self._split_at
+        if split is not None and step > split:
+            return {}  # relays nothing of the steps after its two versions
         held = super()._frames_held(step)
-        if step == self._withholding or ("selective" in self.attacks and step >= DEALT):
+        selective = "selective" in self.attacks and step >= DEALT
+        if step in (self._withholding, split) or selective:
             held.pop(self.seat, None)
         return held
 
@@ -306,6 +401,7 @@ def main() -> None:
     parser.add_argument("--replay", type=Path)
     parser.add_argument("--cycle", default="2,3")
     parser.add_argument("--at", type=int, default=0)
+    parser.add_argument("--think", type=float, default=2.0)
     ours, rest = parser.parse_known_args()
     attacks = frozenset(ours.attacks.split(","))
     if not attacks <= set(ATTACKS):
@@ -321,6 +417,7 @@ def main() -> None:
             "replay_file": ours.replay,
             "cycle": (up, down),
             "at": ours.at,
+            "think": ours.think,
         },
     )
     args = build_parser().parse_args(["bot", *rest])
