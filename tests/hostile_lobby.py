@@ -2,6 +2,7 @@
 rewritten on their way out, as a lobby that lies would.
 
     python -m tests.hostile_lobby MODE [--dump FILE] [--tamper KIND ...]
+        [--seat-order NAME,NAME,...] [--block SEAT:DIRECTION ...]
 
 Modes:
 - `lower-options`: the second member of each room is told the game deals with 1 proof round
@@ -15,15 +16,22 @@ Modes:
 - `on-path`: every seat's link goes through a relay of tests/relay.py (as a machine on the
   path of every link would be), which records every byte (`--dump FILE` at the end) and, in
   front of seat 1, tampers with the link: each `--tamper` (flip, inject, replay, drop) hits
-  one connection, in order, well after its handshake.
+  one connection, in order, well after its handshake. `--seat-order` seats the players so
+  named in that order (the others after them), so that a test knows which link crosses which
+  relay: seat i dials every seat after it, so the relay of seat 1 carries the link from seat
+  0 to seat 1 only, and the relay of the last seat every link into it. Each `--block SEAT:up`
+  (what the dialler says to SEAT) or `SEAT:down` (what SEAT answers) is a one-way cut in
+  front of SEAT (tests/relay.py's Block): SIGUSR1 makes them all, SIGUSR2 lifts them.
 
-The first line on stdout is the real lobby's: `bean-lobby listening on HOST:PORT`.
+The first line on stdout is the real lobby's: `bean-lobby listening on HOST:PORT`. Then, in
+`on-path` mode with blocks, `blocked` or `lifted` once a signal has taken effect.
 """
 
 from __future__ import annotations
 
 import argparse
 import dataclasses
+import signal
 from pathlib import Path
 from typing import Any
 
@@ -36,9 +44,11 @@ from lobby.rooms import Effect, Lobby, Room, Send
 from lobby.server import LobbyFactory
 from lobby.service import ListeningService
 from protocol.identity import Identity
-from protocol.messages import GameStart, RoomOptions, Seat
+from protocol.messages import MAX_SEATS, GameStart, RoomOptions, Seat
 from tests.relay import (
+    DOWN,
     UP,
+    Block,
     DropUnits,
     FlipBytes,
     Inject,
@@ -102,11 +112,14 @@ def attack(kind: str, connection: int) -> Tamper:
 class HostileLobby(Lobby):
     """The real lobby; only the rosters it sends are changed, per member."""
 
-    def __init__(self, mode: str, reactor: Any, tampers: list[str]) -> None:
+    def __init__(
+        self, mode: str, reactor: Any, tampers: list[str], seat_order: tuple[str, ...] = ()
+    ) -> None:
         super().__init__(LobbyLimits())
         self.mode = mode
         self.reactor = reactor
         self.tampers = tampers
+        self.seat_order = seat_order
         self.relays: list[Relay] = []
         self.splice: Splice | None = None
         self.splice_port = 0
@@ -143,8 +156,13 @@ class HostileLobby(Lobby):
                 seats[0] = dataclasses.replace(seats[0], public_key=out.public_key)
             return dataclasses.replace(roster, seats=tuple(seats))
         if self.mode == "on-path":
-            return dataclasses.replace(roster, seats=tuple(self.behind_relays(seats)))
+            return dataclasses.replace(roster, seats=tuple(self.behind_relays(self.ordered(seats))))
         return roster
+
+    def ordered(self, seats: list[Any]) -> list[Any]:
+        """The seats named in `--seat-order` first, in its order; the others as they were."""
+        order = {name: place for place, name in enumerate(self.seat_order)}
+        return sorted(seats, key=lambda member: order.get(member.name, len(order)))
 
     def behind_relays(self, seats: list[Any]) -> list[Any]:
         """Every seat at the address of its relay, each relay aimed at its seat."""
@@ -156,18 +174,40 @@ class HostileLobby(Lobby):
         ]
 
 
+def switch_on_signals(reactor: Any, blocks: list[Block], cuts: list[tuple[int, str]]) -> None:
+    """SIGUSR1 makes every cut, SIGUSR2 lifts them all; each says so on stdout once done."""
+
+    def make() -> None:
+        for block, (_, direction) in zip(blocks, cuts, strict=True):
+            block.blocked.add(direction)
+        print("blocked", flush=True)
+
+    def lift() -> None:
+        for block in blocks:
+            block.blocked.clear()
+        print("lifted", flush=True)
+
+    signal.signal(signal.SIGUSR1, lambda *_: reactor.callFromThread(make))
+    signal.signal(signal.SIGUSR2, lambda *_: reactor.callFromThread(lift))
+
+
 async def run(reactor: Any, options: argparse.Namespace) -> None:
-    lobby = HostileLobby(options.mode, reactor, options.tamper)
+    lobby = HostileLobby(options.mode, reactor, options.tamper, options.seat_order)
     factory = LobbyFactory(lobby.limits, reactor, lobby)
     if options.mode == "swap-key":
         into, out = lobby.lobby_keys
         lobby.splice = Splice(reactor, (LOCAL, 1), into, out, clients_show_keys=True)
         lobby.splice_port = await lobby.splice.listen()
     if options.mode == "on-path":
-        # One relay per seat, listening before any roster names them (seats of up to 7).
-        for _ in range(7):
+        # One relay per seat, listening before any roster names them.
+        for _ in range(MAX_SEATS):
             lobby.relays.append(Relay(reactor, LOCAL, 1))
         lobby.relays[1].tamper = Sequenced([attack(k, n) for n, k in enumerate(options.tamper)])
+        blocks = [Block() for _ in options.block]
+        for block, (seat, _) in zip(blocks, options.block, strict=True):
+            lobby.relays[seat].tamper = block
+        if blocks:
+            switch_on_signals(reactor, blocks, options.block)
         for relay in lobby.relays:
             relay.port_number = await relay.listen()
     from twisted.internet.endpoints import serverFromString
@@ -193,6 +233,13 @@ async def run(reactor: Any, options: argparse.Namespace) -> None:
     await Deferred()
 
 
+def cut(text: str) -> tuple[int, str]:
+    seat, colon, direction = text.partition(":")
+    if not colon or not seat.isdigit() or int(seat) >= MAX_SEATS or direction not in (UP, DOWN):
+        raise argparse.ArgumentTypeError(f"write SEAT:up or SEAT:down, not {text!r}")
+    return int(seat), direction
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(prog="python -m tests.hostile_lobby")
     parser.add_argument(
@@ -202,7 +249,18 @@ def main() -> None:
     parser.add_argument(
         "--tamper", action="append", default=[], choices=("flip", "inject", "replay", "drop")
     )
+    parser.add_argument(
+        "--seat-order", type=lambda text: tuple(text.split(",")), default=(), help="NAME,NAME,..."
+    )
+    parser.add_argument(
+        "--block", type=cut, action="append", default=[], help="SEAT:up or SEAT:down (on-path)"
+    )
     options = parser.parse_args()
+    blocked_seats = [seat for seat, _ in options.block]
+    if len(set(blocked_seats)) < len(blocked_seats):
+        parser.error("give each seat one --block at most")
+    if options.tamper and 1 in blocked_seats:
+        parser.error("seat 1's relay takes --tamper or --block, not both")
     from twisted.internet import task
 
     task.react(lambda reactor: Deferred.fromCoroutine(run(reactor, options)))

@@ -41,6 +41,16 @@ ATTACKS, comma-separated:
   seat's name, signed with its own key); then signs no step message again, as an ending
   says, and stays connected. It says every seed it is sent, when, and the ending its
   owner's game file held by then.
+- `equivocate-split`: once told to (SIGUSR1), at its next own turn signs two versions of its
+  message for the step: version A, with its moves, goes to the first other seat, version B,
+  without them, to the others (`{"equivocated": step}`). From then on it relays nobody's
+  message of a later step, never sends version A again, and looks into no fork: a seat can
+  learn of the other version only from another honest seat.
+- `think`: stands for an honest seat whose player takes its time (it plays no attack): once
+  told to (SIGUSR1), at its next own turn, when the game waits for it alone (to plant, with
+  no step under way), it says `{"thinking": step}` and makes its moves `--think S` seconds
+  later (`{"moved": step}`): a test can cut links meanwhile, knowing that every seat is at
+  that step and nothing is on its way.
 """
 
 from __future__ import annotations
@@ -54,6 +64,7 @@ import signal
 import struct
 import sys
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -64,6 +75,7 @@ from client.game import PeerGame
 from client.gamefile import ENDINGS, GameFile, game_path
 from protocol.deck import ED25519
 from protocol.ending import mask_of
+from protocol.lockstep import ForkedState
 from protocol.messages import encode
 from protocol.peer_messages import (
     MAX_STEP,
@@ -75,12 +87,12 @@ from protocol.peer_messages import (
     StepFrame,
     sign,
 )
-from protocol.rules import Phase
+from protocol.rules import Action, Phase, RuleError
 
 ATTACKS = (
     "flood", "far-future", "wrong-final", "record", "replay", "seed-thief", "cycle",
     "withhold-at", "withhold-idle", "cycle-own-turn", "freeze-at", "bad-shuffle", "selective",
-    "lone-end",
+    "lone-end", "equivocate-split", "think",
 )  # fmt: skip
 IDLE_PACE = 5.0  # seconds between the holdings of `withhold-idle`
 FLOOD_PER_SECOND = 500
@@ -110,6 +122,7 @@ class HostileGame(PeerGame):
     cycle = (2.0, 3.0)
     at = 0
     votes = "none"
+    think = 2.0
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -119,6 +132,10 @@ class HostileGame(PeerGame):
         self._withholding: int | None = None
         self._ended_alone: int | None = None  # the step of its lone ending
         self._stalled_turn: int | None = None  # `cycle-own-turn`: the step its turn stalls at
+        self._told = False  # SIGUSR1 came
+        self._split_at: int | None = None  # the step of its two versions
+        self._thought_at: int | None = None  # the step it took its time at
+        self._thinking = False
         self.victim = self.names.index(self.victim_name) if self.victim_name else None
 
     def start(self) -> None:
@@ -128,6 +145,16 @@ class HostileGame(PeerGame):
         self._every(0.2, self._attack)
         if "bad-shuffle" in self.attacks:
             self._spoil_the_shuffle()
+        if self.attacks & {"equivocate-split", "think"}:
+            signal.signal(signal.SIGUSR1, lambda *_: self.reactor.callFromThread(self._told_to))
+
+    def _told_to(self) -> None:
+        self._told = True
+        say(told_at=self.step)
+
+    def _own_turn(self) -> bool:
+        rules = self.lockstep.rules
+        return rules is not None and rules.active == self.seat
 
     def _every(self, seconds: float, work: Any) -> None:
         loop = LoopingCall(work)
@@ -266,6 +293,9 @@ class HostileGame(PeerGame):
             wire = body.to_wire() | {"final": secrets.token_bytes(32)}
             payload = StepBody.from_wire(wire).encode()
             say(wrong_final=step)
+        if self._splits(step, moves):
+            self._split(step, payload)
+            return
         if self._withholds(step):
             if self._withholding is None:
                 self._withholding = step
@@ -276,16 +306,6 @@ class HostileGame(PeerGame):
     def _compose(self, step: int) -> None:
         if step != self._withholding:  # withheld: not made again
             super()._compose(step)
-
-    def submit(self, actions: Any) -> None:
-        rules = self.view.rules
-        own_turn = rules is not None and rules.active == self.seat and rules.phase is Phase.PLANT
-        if "cycle-own-turn" in self.attacks and self.step >= DEALT and own_turn:
-            if self._stalled_turn is None:
-                self._stalled_turn = self.step
-                say(stalled_turn=self.step, at=time.time())
-            return  # its moves never come: it sends only what it owes (urgent steps)
-        super().submit(actions)
 
     def _pace_holdings(self) -> None:
         """`withhold-idle`: once withholding, its holdings (heartbeats, for older clients) go
@@ -321,6 +341,75 @@ class HostileGame(PeerGame):
         if self._selective % 20 == 1:
             say(sent_to_one_seat_only=self._selective)
 
+    def _splits(self, step: int, moves: bool) -> bool:
+        wanted = "equivocate-split" in self.attacks and self._split_at is None
+        return wanted and self._told and moves and self._own_turn()
+
+    def _split(self, step: int, with_moves: bytes) -> None:
+        """Version A (its moves) to the first other seat, B (none) to the rest; it plays A."""
+        versions = [
+            sign(self.identity, StepFrame(self.game_id, step, self.seat, payload)).frame
+            for payload in (with_moves, self.lockstep.compose())
+        ]
+        self.gamefile.own(step, versions[0])
+        self.inbox.setdefault(step, {})[self.seat] = versions[0]
+        self._started(step)
+        self._held_wire[encode(StepFrame(self.game_id, step, self.seat, *versions[0]))] = step
+        others = [seat for seat in range(self.players) if seat != self.seat]
+        for seat in others:
+            version = versions[0] if seat == others[0] else versions[1]
+            self.mesh.send(seat, StepFrame(self.game_id, step, self.seat, *version))
+        self._split_at = step
+        say(equivocated=step, version_a_to=others[0], version_b_to=others[1:])
+
+    def _pass_on(self, frame: StepFrame) -> None:
+        if self._split_at is None or frame.step <= self._split_at:
+            super()._pass_on(frame)
+
+    def _suspect_fork(self, fork: ForkedState) -> None:
+        if self._split_at is None:
+            super()._suspect_fork(fork)
+            return
+        say(fork_seen=fork.step, against=fork.seat)
+        self._fork = fork  # stalls here, sending no version round (`_push_contested`)
+
+    def _push_contested(self, seat: int | None) -> None:
+        if self._split_at is None:
+            super()._push_contested(seat)
+
+    def submit(self, actions: Sequence[Action]) -> None:
+        rules = self.view.rules
+        own_turn = rules is not None and rules.active == self.seat and rules.phase is Phase.PLANT
+        if "cycle-own-turn" in self.attacks and self.step >= DEALT and own_turn:
+            if self._stalled_turn is None:
+                self._stalled_turn = self.step
+                say(stalled_turn=self.step, at=time.time())
+            return  # its moves never come: it sends only what it owes (urgent steps)
+        if not self._thinks():
+            if not self._thinking:  # else its player asks again while it thinks: not yet
+                super().submit(actions)
+        elif not self.inbox.get(self.step) and not self.lockstep.urgent():
+            self._thinking = True
+            self._thought_at = self.step
+            say(thinking=self.step)
+            self.reactor.callLater(self.think, self._thought, list(actions))
+        # else a step is under way: its player asks again once it is played
+
+    def _thinks(self) -> bool:
+        """Told to, at its first own turn's planting since."""
+        if "think" not in self.attacks or not self._told or self._thought_at is not None:
+            return False
+        rules = self.lockstep.rules
+        return rules is not None and rules.active == self.seat and rules.phase is Phase.PLANT
+
+    def _thought(self, actions: list[Action]) -> None:
+        self._thinking = False
+        say(moved=self.step)
+        try:
+            super().submit(actions)
+        except RuleError:
+            self.player.may_act(self)
+
     def _withholds(self, step: int) -> bool:
         if self._withholding is not None:
             return step == self._withholding
@@ -331,8 +420,12 @@ class HostileGame(PeerGame):
         return bool(withholds) and step >= self.at and self.lockstep.urgent()
 
     def _frames_held(self, step: int) -> dict[int, tuple[bytes, bytes]]:
+        split = self._split_at
+        if split is not None and step > split:
+            return {}  # relays nothing of the steps after its two versions
         held = super()._frames_held(step)
-        if step == self._withholding or ("selective" in self.attacks and step >= DEALT):
+        selective = "selective" in self.attacks and step >= DEALT
+        if step in (self._withholding, split) or selective:
             held.pop(self.seat, None)
         return held
 
@@ -390,6 +483,7 @@ def main() -> None:
     parser.add_argument("--cycle", default="2,3")
     parser.add_argument("--at", type=int, default=0)
     parser.add_argument("--votes", choices=("none", "own", "forged"), default="none")
+    parser.add_argument("--think", type=float, default=2.0)
     ours, rest = parser.parse_known_args()
     attacks = frozenset(ours.attacks.split(","))
     if not attacks <= set(ATTACKS):
@@ -406,6 +500,7 @@ def main() -> None:
             "cycle": (up, down),
             "at": ours.at,
             "votes": ours.votes,
+            "think": ours.think,
         },
     )
     args = build_parser().parse_args(["bot", *rest])

@@ -32,32 +32,46 @@ def isolated_env(tmp_path: Path) -> dict[str, str]:
     return env
 
 
-def _first_line(process: subprocess.Popen[bytes], timeout: float) -> bytes:
+def next_line(process: subprocess.Popen[bytes], timeout: float) -> str:
+    """The next line the process writes on stdout (opened unbuffered: nothing is read ahead
+    of it), waiting at most `timeout` seconds for it to begin."""
     assert process.stdout is not None
     with selectors.DefaultSelector() as selector:
         selector.register(process.stdout, selectors.EVENT_READ)
         if not selector.select(timeout):
             raise AssertionError(f"no output within {timeout} s")
-    return process.stdout.readline()
+    return process.stdout.readline().decode()
 
 
 @contextmanager
-def running_lobby(env: dict[str, str], hostile: Sequence[str] = ()) -> Iterator[int]:
+def lobby_process(
+    env: dict[str, str], hostile: Sequence[str] = ()
+) -> Iterator[tuple[int, subprocess.Popen[bytes]]]:
     """bean-lobby on a free port of 127.0.0.1, stopped at the end; with `hostile`, the
-    lobby of tests/hostile_lobby.py instead, with those arguments (its mode first)."""
+    lobby of tests/hostile_lobby.py instead, with those arguments (its mode first). Its port,
+    and the process, for a hostile lobby takes signals and says what it did (`next_line`)."""
     if hostile:
         command = [sys.executable, "-m", "tests.hostile_lobby", *hostile]
     else:
         command = [str(BIN / "bean-lobby"), "--listen", f"tcp:0:interface={LOCAL}", "--quiet"]
-    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env)
+    process = subprocess.Popen(
+        command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env, bufsize=0
+    )
     try:
-        line = _first_line(process, 30).decode()
+        line = next_line(process, 30)
         found = re.fullmatch(r"bean-lobby listening on [\d.]+:(\d+)\n", line)
         assert found, f"unexpected first line from the lobby: {line!r}"
-        yield int(found.group(1))
+        yield int(found.group(1)), process
     finally:
         process.terminate()
         process.wait(30)
+
+
+@contextmanager
+def running_lobby(env: dict[str, str], hostile: Sequence[str] = ()) -> Iterator[int]:
+    """`lobby_process`'s port."""
+    with lobby_process(env, hostile) as (port, _):
+        yield port
 
 
 def client_arguments(port: int, seats: int, name: str, *extra: str) -> list[str]:

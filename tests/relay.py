@@ -26,8 +26,9 @@ byte offsets.
 
 The relay is also the on-path attacker of the security tests: it records every byte it relays
 (`ConnectionRecord.captured`), and a `Tamper` may change each direction's bytes as they pass:
-flip bits, inject bytes, replay bytes it already passed, or drop whole frames or TLS records
-chosen by a predicate (`FlipBytes`, `Inject`, `Replay`, `DropUnits`).
+flip bits, inject bytes, replay bytes it already passed, drop whole frames or TLS records
+chosen by a predicate (`FlipBytes`, `Inject`, `Replay`, `DropUnits`), or drop everything one
+way while told to (`Block`: a one-way cut).
 
 `python -m tests.relay --listen HOST:PORT --to HOST:PORT [--delay S ...]` runs one as a process
 (`NamespaceLan.start_relay`, `scripts/lan relay`); its first line is `relay listening on
@@ -260,6 +261,24 @@ class DropUnits(_Targeted):
             else:
                 passed += unit
         return bytes(passed)
+
+
+@dataclass
+class Block(Tamper):
+    """A black hole, switched on and off: while a direction is in `blocked`, every byte it
+    carries on every connection is dropped. The link is cut one way only, and silently: a
+    sealed link whose records went missing breaks once the bytes flow again (the next record
+    is out of sequence), and a new link cannot complete its handshake while its dialler's
+    words (`UP`) or the answers (`DOWN`) vanish."""
+
+    blocked: set[str] = field(default_factory=set)
+    dropped: dict[str, int] = field(default_factory=lambda: {UP: 0, DOWN: 0})
+
+    def change(self, connection: int, direction: str, offset: int, data: bytes) -> bytes:
+        if direction not in self.blocked:
+            return data
+        self.dropped[direction] += len(data)
+        return b""
 
 
 _RESET = object()

@@ -45,9 +45,10 @@ def start_hostile(
     tmp_path: Path,
     *extra: str,
     options: tuple[str, ...] = OPTIONS,
+    players: int = PLAYERS,
 ) -> subprocess.Popen[bytes]:
     """tests/hostile_player.py as the player `hostile`, with its log in tmp_path."""
-    arguments = client_arguments(port, PLAYERS, "hostile", *options)
+    arguments = client_arguments(port, players, "hostile", *options)
     command = [sys.executable, "-m", "tests.hostile_player", attacks, *extra, *arguments]
     return start(command, env, tmp_path / "hostile.log")
 
@@ -61,8 +62,8 @@ def facts(tmp_path: Path, name: str = "hostile") -> list[dict[str, Any]]:
     return found
 
 
-def fact(tmp_path: Path, key: str) -> list[Any]:
-    return [f[key] for f in facts(tmp_path) if key in f]
+def fact(tmp_path: Path, key: str, name: str = "hostile") -> list[Any]:
+    return [f[key] for f in facts(tmp_path, name) if key in f]
 
 
 def seat_of(result: dict[str, Any], name: str) -> int:

@@ -17,7 +17,7 @@ from client.net import LinkLoss, Mesh, MeshHandler, PeerListener
 from protocol.identity import Identity
 from protocol.messages import PROTOCOL_VERSION, GameStart, Message, RoomOptions, Seat, encode, frame
 from protocol.peer_messages import HANDSHAKE_MAX_FRAME, PeerChat, PeerHello
-from tests.relay import UP, DropUnits, FlipBytes, Inject, Relay, Replay, Tamper, tls_records
+from tests.relay import UP, Block, DropUnits, FlipBytes, Inject, Relay, Replay, Tamper, tls_records
 from tests.waiting import Watched, within
 
 
@@ -359,6 +359,37 @@ async def test_dropping_chosen_records_breaks_the_link_not_the_seat():
 
         drop.pick = the_next_one  # "honest 1" is dropped; what follows is out of sequence
         await after_the_attack(t, relay, lambda: drop.dropped == 1)
+    finally:
+        await t.close()
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_one_way_block_swallows_messages_and_the_link_breaks_once_it_is_lifted():
+    """tests/relay.py's Block on a sealed link: what seat 0 says while it lasts is lost, seat
+    1's words still come through, and the first record after it breaks the link (out of
+    sequence), which is dialled again, blaming nobody."""
+    block = Block()
+    t, relay = await tampered_table(block)
+    try:
+        t.meshes[0].send(1, PeerChat("honest 0"))
+        await t.events[1].when(lambda e: (0, PeerChat("honest 0")) in e.messages)
+        block.blocked.add(UP)
+        t.meshes[0].send(1, PeerChat("swallowed"))
+        await relay.when(lambda r: block.dropped[UP] > 0)
+        t.meshes[1].send(0, PeerChat("the other way"))
+        await t.events[0].when(lambda e: (1, PeerChat("the other way")) in e.messages)
+        block.blocked.clear()
+        t.meshes[0].send(1, PeerChat("after"))
+        await t.events[1].when(lambda e: any(seat == 0 for seat, _ in e.downs))
+        await t.events[1].when(lambda e: 0 in e.up)
+        await t.events[0].when(lambda e: 1 in e.up)
+        t.meshes[0].send(1, PeerChat("again"))
+        await t.events[1].when(lambda e: (0, PeerChat("again")) in e.messages)
+        texts = [m.text for seat, m in t.events[1].messages if seat == 0]
+        assert texts == ["honest 0", "again"], texts
+        assert len(relay.records) >= 2  # the broken connection, then the one dialled again
+        for events in t.events:
+            assert events.blamed == []
     finally:
         await t.close()
 

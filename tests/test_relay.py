@@ -18,7 +18,7 @@ from twisted.internet.protocol import Factory, Protocol, connectionDone
 from twisted.python.failure import Failure
 
 from tests.netns import lan_fixture  # noqa: F401  (the make_lan fixture)
-from tests.relay import DOWN, UP, LinkProfile, LinkSchedule, Relay, parse_arguments
+from tests.relay import DOWN, UP, Block, LinkProfile, LinkSchedule, Relay, Tamper, parse_arguments
 from tests.waiting import Watched, within
 
 # -- the schedule (pure) ---------------------------------------------------------------------
@@ -135,15 +135,18 @@ class Target(Factory, Watched):
 class Bench:
     """A target on 127.0.0.1, a relay in front of it, and clients; `close` cleans up."""
 
-    def __init__(self, profile: LinkProfile, echo: bool = False) -> None:
+    def __init__(
+        self, profile: LinkProfile, echo: bool = False, tamper: Tamper | None = None
+    ) -> None:
         self.profile = profile
+        self.tamper = tamper
         self.target = Target(echo)
         self.clients: list[Peer] = []
 
     async def start(self, target_port: int | None = None) -> Bench:
         self.port = await TCP4ServerEndpoint(reactor, 0, interface="127.0.0.1").listen(self.target)
         port = self.port.getHost().port if target_port is None else target_port
-        self.relay = Relay(reactor, "127.0.0.1", port, self.profile)
+        self.relay = Relay(reactor, "127.0.0.1", port, self.profile, tamper=self.tamper)
         self.relay_port = await self.relay.listen()
         return self
 
@@ -288,6 +291,35 @@ async def test_a_target_that_is_not_there_drops_the_client() -> None:
         await client.gone()
         await bench.relay.when(lambda r: r.records and r.records[0].ended)
         assert "refused" in (bench.relay.records[0].target_failed or "")
+    finally:
+        await bench.close()
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_block_drops_one_way_while_it_lasts_and_new_connections_get_nothing_through():
+    block = Block()
+    bench = await Bench(LinkProfile(), tamper=block).start()
+    try:
+        client = await bench.connect(greeting=b"before ")
+        await bench.target.when(lambda t: bool(t.peers))
+        server_side = bench.target.peers[0]
+        await server_side.has(len(b"before "))
+        block.blocked.add(UP)
+        client.transport.write(b"lost ")
+        await bench.relay.when(lambda r: block.dropped[UP] == len(b"lost "))
+        server_side.transport.write(b"answer")  # the other way is open
+        await client.has(len(b"answer"))
+        late = await bench.connect(greeting=b"hello?")  # its first words vanish
+        await bench.relay.when(lambda r: block.dropped[UP] == len(b"lost hello?"))
+        block.blocked.clear()
+        client.transport.write(b"after")
+        await server_side.has(len(b"before after"))
+        # A hole in the stream, not a delay: what the block swallowed never comes.
+        assert bytes(server_side.data) == b"before after"
+        assert block.dropped == {UP: len(b"lost hello?"), DOWN: 0}
+        await bench.target.when(lambda t: len(t.peers) == 2)
+        assert bytes(bench.target.peers[1].data) == b""
+        assert not client.closed and not late.closed
     finally:
         await bench.close()
 
