@@ -103,12 +103,6 @@ def game_at(env: dict[str, str], names: list[str], step: int) -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(
-    strict=True,
-    raises=WrongVerdict,
-    reason="issue 26 problem 1: at the step deadline h1 stops the game naming h2, "
-    "'made its message against another state (stale or forked)'",
-)
 def test_a_fork_through_a_one_way_cut_names_the_equivocator_and_no_honest_seat(tmp_path):
     """Problem 1. Seats h1, h2, hostile; what h1 says to h2 is cut (the relay of seat 1
     carries that link only). At its next own turn the hostile player gives h1 its message
@@ -144,12 +138,6 @@ def test_a_fork_through_a_one_way_cut_names_the_equivocator_and_no_honest_seat(t
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(
-    strict=True,
-    raises=WrongVerdict,
-    reason="issue 26 problem 2: at the step deadline h0, h1 and h2 stop the game naming the "
-    "victim, 'withheld its message for step N for 4 seconds while connected'",
-)
 def test_a_seat_whose_incoming_links_are_cut_is_never_named(tmp_path):
     """Problem 2. Four honest seats; mid-game, at a step that waits for h0 alone (h0 takes
     two seconds to plant: tests/hostile_player.py's `think`, an honest player), every link
