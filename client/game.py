@@ -46,19 +46,17 @@ from client.gamefile import Frame, GameFile, GameFileWriter
 from client.net import FrameFaults, LinkLoss, Mesh, MeshHandler, PeerListener
 from client.presence import Presence, PresenceNews
 from client.turn_clock import Situation, TurnClock
-from protocol.blame import gone_for_good, withheld
+from protocol.blame import (
+    Cheat,
+    ForkedState,
+    InputContradicted,
+    gone_for_good,
+    withheld,
+)
 from protocol.cards import Card
 from protocol.ending import EndVotes, ending_problem, mask_of, seats_in
 from protocol.identity import Identity, SignatureError, Verifier
-from protocol.lockstep import (
-    Cheat,
-    Final,
-    ForkedState,
-    GameConfig,
-    InputContradicted,
-    Lockstep,
-    StepReport,
-)
+from protocol.lockstep import Final, GameConfig, Lockstep, StepReport
 from protocol.messages import Message, MessageError
 from protocol.messages import encode as encode_message
 from protocol.peer_messages import (

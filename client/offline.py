@@ -32,11 +32,12 @@ from client.screen import (
     story_lines,
 )
 from client.story import GameStory
+from protocol.blame import Cheat
 from protocol.cards import Card
 from protocol.deck import AuditError, audit
 from protocol.ending import seats_in
 from protocol.identity import SignatureError, Verifier
-from protocol.lockstep import Cheat, GameConfig, Lockstep, StepReport
+from protocol.lockstep import GameConfig, Lockstep, StepReport
 from protocol.messages import MessageError
 from protocol.peer_messages import Ended, EndVote, StepFrame
 from protocol.rules import Phase, Slot, State

@@ -1,25 +1,113 @@
 """Who may be named, and who voted out: the one place a verdict against a seat is made from
 what that seat signed, and the bound on how long a stalled game waits for a seat.
 
-- A verdict names a seat only on messages it signed: two versions of one step message; a step
-  message the rules refuse or that its author signed malformed (protocol.lockstep raises those
-  as `Cheat`); and, for withholding, its own signed holding saying it has owed its message
-  longer than the step deadline (`withheld`). A signature that fails is a link fault and names
-  nobody.
+- A verdict (`Cheat`) names a seat only on messages it signed: two versions of one step
+  message; a step message the rules refuse or that its author signed malformed
+  (protocol.lockstep raises those); a state its own signed inputs contradict
+  (`state_verdict`); and, for withholding, its own signed holding saying it has owed its
+  message longer than the step deadline (`withheld`). A signature that fails is a link fault
+  and names nobody.
+- A state made from another version of a third seat's message (`ForkedState`) names nobody:
+  it only says where to look for the two signed versions.
 - What links did (up, down, silent, slow, one way) and this seat's clock never name anyone:
   they can only vote a seat out as gone (`gone_for_good`), after the step deadline plus the
   abandon time of a started step, or the abandon time of accumulated absence.
 
-Pure: messages, keys and times in; a verdict or a set of seats out.
+Pure: messages, keys and times in; a verdict or a set of seats out. Checked for every schedule
+of links and every choice of a hostile seat by tests/test_blame_properties.py.
 """
-
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+import hmac
+from collections.abc import Iterable, Mapping, Sequence
 
 from protocol.identity import Verifier
-from protocol.lockstep import Cheat
 from protocol.peer_messages import Holding
+
+
+class Cheat(Exception):
+    """A seat broke the protocol. `seat` is to blame (None: the deal itself is broken and only
+    the audit can name who), `step` says where, `reason` what, in a sentence; `also`: other
+    seats found doing the same in the same step (several seats withholding one step)."""
+
+    def __init__(
+        self, seat: int | None, step: int, reason: str, also: tuple[int, ...] = ()
+    ) -> None:
+        who = "the deal" if seat is None else f"seat {seat}"
+        super().__init__(f"step {step}: {who}: {reason}")
+        self.seat = seat
+        self.step = step
+        self.reason = reason
+        self.also = also
+
+    @property
+    def seats(self) -> tuple[int, ...]:
+        """Every seat this names."""
+        return () if self.seat is None else (self.seat, *self.also)
+
+
+class ForkedState(Cheat):
+    """A message made against another state than this seat's, from another version of some
+    seat's message of the step before than the one this seat played (`contested`: each such
+    author, with the SHA-256 of the version the message says it played). Its author may be
+    honest, given the other half of an equivocation; so may the contested author, if the
+    message lies about what it played. It names nobody: the driver looks for the other
+    version, and the seat that signed both is named once both are held."""
+
+    def __init__(self, seat: int, step: int, contested: Mapping[int, bytes]) -> None:
+        names = ", ".join(f"seat {author}" for author in sorted(contested))
+        reason = f"played another version of the message of {names} for step {step - 1}"
+        super().__init__(seat, step, reason)
+        self.contested = dict(contested)
+
+
+class InputContradicted(Cheat):
+    """A message whose `inputs` say its author played another version of its own message of
+    the step before than the one this seat holds, signed by it: its two signatures contradict
+    each other (an equivocation whose other half this seat has only as a digest). The driver
+    sends its version round, so that a seat holding the other one sees both halves."""
+
+
+def state_verdict(
+    seat: int,
+    step: int,
+    state: bytes,
+    inputs: Sequence[bytes],
+    chain: bytes,
+    our_inputs: Sequence[bytes],
+) -> Cheat | None:
+    """What a step message's signed `state` and `inputs` say against this seat's `chain` and
+    the digests of the step before's messages it played: None if they agree. Every seat's
+    state matched at the step before, so a state made from the same messages of that step is
+    the same: one that differs with the same inputs is its author's own wrong state, and one
+    whose inputs give another version of its author's own message contradicts what it signed
+    (InputContradicted); either names it. One that played another version of a third seat's
+    message is a fork (ForkedState): it names nobody until the other version comes."""
+    state_matches = hmac.compare_digest(state, chain)
+    if len(inputs) != len(our_inputs):
+        return Cheat(seat, step, "sent the wrong number of inputs of the step before")
+    if state_matches:
+        if list(inputs) != list(our_inputs):
+            return Cheat(seat, step, "signed our state with inputs that do not make it")
+        return None
+    if list(inputs) == list(our_inputs):
+        return Cheat(
+            seat,
+            step,
+            "made its message against another state than the step before's messages give",
+        )
+    if inputs[seat] != our_inputs[seat]:
+        reason = (
+            f"signed two different messages for step {step - 1} (equivocation: the one it "
+            "sent, and the one its inputs say it played)"
+        )
+        return InputContradicted(seat, step, reason)
+    contested = {
+        author: theirs
+        for author, (theirs, ours) in enumerate(zip(inputs, our_inputs, strict=True))
+        if theirs != ours
+    }
+    return ForkedState(seat, step, contested)
 
 
 def withheld(

@@ -31,6 +31,7 @@ from collections.abc import Mapping, Sequence
 from concurrent.futures import Executor
 from dataclasses import dataclass, field
 
+from protocol.blame import Cheat, state_verdict
 from protocol.cards import Card, setup_for
 from protocol.deck import (
     AuditError,
@@ -73,49 +74,6 @@ from protocol.steps import (
 )
 
 LOCKSTEP_VERSION = 1
-
-
-class Cheat(Exception):
-    """A seat broke the protocol. `seat` is to blame (None: the deal itself is broken and only
-    the audit can name who), `step` says where, `reason` what, in a sentence; `also`: other
-    seats found doing the same in the same step (several seats withholding one step)."""
-
-    def __init__(
-        self, seat: int | None, step: int, reason: str, also: tuple[int, ...] = ()
-    ) -> None:
-        who = "the deal" if seat is None else f"seat {seat}"
-        super().__init__(f"step {step}: {who}: {reason}")
-        self.seat = seat
-        self.step = step
-        self.reason = reason
-        self.also = also
-
-    @property
-    def seats(self) -> tuple[int, ...]:
-        """Every seat this names."""
-        return () if self.seat is None else (self.seat, *self.also)
-
-
-class ForkedState(Cheat):
-    """A message made against another state than this seat's, from another version of some
-    seat's message of the step before than the one this seat played (`contested`: each such
-    author, with the SHA-256 of the version the message says it played). Its author may be
-    honest, given the other half of an equivocation; so may the contested author, if the
-    message lies about what it played. It names nobody: the driver looks for the other
-    version, and the seat that signed both is named once both are held."""
-
-    def __init__(self, seat: int, step: int, contested: Mapping[int, bytes]) -> None:
-        names = ", ".join(f"seat {author}" for author in sorted(contested))
-        reason = f"played another version of the message of {names} for step {step - 1}"
-        super().__init__(seat, step, reason)
-        self.contested = dict(contested)
-
-
-class InputContradicted(Cheat):
-    """A message whose `inputs` say its author played another version of its own message of
-    the step before than the one this seat holds, signed by it: its two signatures contradict
-    each other (an equivocation whose other half this seat has only as a digest). The driver
-    sends its version round, so that a seat holding the other one sees both halves."""
 
 
 @dataclass(frozen=True)
@@ -347,34 +305,10 @@ class Lockstep:
         return body
 
     def _check_state(self, seat: int, body: StepBody) -> None:
-        """The message's `state` must be this seat's chain. Every seat's state matched at the
-        step before, so a state made from the same messages of that step is the same: one
-        that differs with the same `inputs` is its author's own wrong state, and one whose
-        `inputs` give another version of its author's own message contradicts what the author
-        signed; either names it. One that played another version of a third seat's message
-        is a fork (ForkedState): it names nobody until the other version comes."""
-        state_matches = hmac.compare_digest(body.state, self.chain)
-        if len(body.inputs) != len(self.inputs):
-            raise Cheat(seat, self.step, "sent the wrong number of inputs of the step before")
-        if state_matches and body.inputs != self.inputs:
-            raise Cheat(seat, self.step, "signed our state with inputs that do not make it")
-        if state_matches:
-            return
-        if body.inputs == self.inputs:
-            reason = "made its message against another state than the step before's messages give"
-            raise Cheat(seat, self.step, reason)
-        if body.inputs[seat] != self.inputs[seat]:
-            reason = (
-                f"signed two different messages for step {self.step - 1} (equivocation: the "
-                "one it sent, and the one its inputs say it played)"
-            )
-            raise InputContradicted(seat, self.step, reason)
-        contested = {
-            author: theirs
-            for author, (theirs, ours) in enumerate(zip(body.inputs, self.inputs, strict=True))
-            if theirs != ours
-        }
-        raise ForkedState(seat, self.step, contested)
+        """The message's `state` against this seat's chain (protocol.blame.state_verdict)."""
+        verdict = state_verdict(seat, self.step, body.state, body.inputs, self.chain, self.inputs)
+        if verdict is not None:
+            raise verdict
 
     def _deck_messages(self, seat: int, body: StepBody, over: bool) -> list[DeckMessage]:
         """The deck messages of a step: epoch rounds and keys; the seed only at the end."""

@@ -73,9 +73,9 @@ from twisted.internet.task import LoopingCall
 
 from client.game import PeerGame
 from client.gamefile import ENDINGS, GameFile, game_path
+from protocol.blame import ForkedState
 from protocol.deck import ED25519
 from protocol.ending import mask_of
-from protocol.lockstep import ForkedState
 from protocol.messages import encode
 from protocol.peer_messages import (
     MAX_STEP,

@@ -11,9 +11,10 @@ import msgpack
 import pytest
 
 from client.bots import GreedyBot, RandomBot
+from protocol.blame import Cheat, ForkedState
 from protocol.cards import bean_of
 from protocol.deck import Keys, SeedReveal, decode_message
-from protocol.lockstep import Cheat, ForkedState, Lockstep, StepReport
+from protocol.lockstep import Lockstep, StepReport
 from protocol.peer_messages import StepBody
 from protocol.rules import (
     Accept,

@@ -20,8 +20,8 @@ from client.game import (
     Player,
 )
 from client.gamefile import GameFileWriter
+from protocol.blame import ForkedState
 from protocol.identity import Identity
-from protocol.lockstep import ForkedState
 from protocol.messages import GameStart, Message, RoomOptions, Seat, encode
 from protocol.peer_messages import (
     MAX_STEP,
