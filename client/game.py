@@ -14,12 +14,13 @@ up for long.
 Every peer is bounded (docs/peer-protocol.md, "Limits"): a frame's header is checked against
 this game and its step window (the step being played and the next) before its signature or
 body is looked at, and nothing outside the window is passed on, checked or kept; a heartbeat is
-answered at most so often, with each missing message once per link, never the whole history;
-what waits for a peer that does not read is bounded by the mesh. Verdicts rest on signed
-messages only (docs/peer-protocol.md, "Blame"): what a link does closes the link, blaming
-nobody; a seat that holds up a started step is named or voted out by the step's deadline
-(client/step_watch.py); the game ends early only by a signed, unanimous vote, recorded before
-any seed is revealed (client/ending.py).
+answered at most so often, with each missing message once per link, never the whole history,
+and all a seat is sent to catch up, over however many links, within a budget per time window
+(protocol/catch_up.py); what waits for a peer that does not read is bounded by the mesh.
+Verdicts rest on signed messages only (docs/peer-protocol.md, "Blame"): what a link does
+closes the link, blaming nobody; a seat that holds up a started step is named or voted out
+by the step's deadline (client/step_watch.py); the game ends early only by a signed,
+unanimous vote, recorded before any seed is revealed (client/ending.py).
 
 Heavy work (shuffles and their proofs) runs off the reactor thread, one step at a time, so a
 person's screen never freezes; the screen and bots read `view`, a snapshot taken between steps.
@@ -31,7 +32,7 @@ import gc
 from collections import Counter
 from collections.abc import Callable, Sequence
 from concurrent.futures import Executor
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from enum import Enum
 from typing import Any
 
@@ -48,6 +49,7 @@ from client.presence import Presence, PresenceNews
 from client.step_watch import StepWatch
 from client.turn_clock import Situation, TurnClock
 from protocol.cards import Card
+from protocol.catch_up import CatchUp
 from protocol.identity import Identity, SignatureError, Verifier
 from protocol.lockstep import Cheat, Final, ForkedState, GameConfig, Lockstep, StepReport
 from protocol.messages import Message, MessageError
@@ -169,7 +171,6 @@ class _Peer:
     have: int = 0  # ... and whose messages of that step it holds
     answered: tuple[int, float] = (-1, 0.0)  # (its step, when) of the last answer to it
     asked: int = -1  # our step when we last asked it (it is ahead) for what we lack
-    sent: set[tuple[int, int]] = field(default_factory=set)  # (step, author) sent as answers
     chat_tokens: float = CHAT_BURST
     chat_at: float = 0.0
 
@@ -236,6 +237,10 @@ class PeerGame(MeshHandler):
             self.players, seat, step_deadline, min(PRESENT_GRACE, step_deadline), abandon_after
         )
         self._peers = {other: _Peer() for other in range(self.players) if other != seat}
+        # What each seat was sent to catch up, across its links (protocol/catch_up.py), and
+        # when it is answered again if its budget held an answer back.
+        self._catch_up = {other: CatchUp() for other in self._peers}
+        self._answer_again: dict[int, Any] = {}
         self._away_since: dict[int, float] = {}
         self.presence = Presence(self.names)
         self._votes = EndVotes(self.players)
@@ -333,7 +338,8 @@ class PeerGame(MeshHandler):
         """A peer (re)joined: tell it where we are, so that each sends what the other lacks,
         and how the game ended, if it has."""
         now, peer = self.reactor.seconds(), self._peers[seat]
-        self._peers[seat] = replace(peer, heard=now, sent=set(), answered=(-1, 0.0), asked=-1)
+        self._peers[seat] = replace(peer, heard=now, answered=(-1, 0.0), asked=-1)
+        self._catch_up[seat].new_link()
         self._away_since.pop(seat, None)
         news = self.presence.link_up(seat)
         self._refresh()
@@ -342,7 +348,7 @@ class PeerGame(MeshHandler):
             return
         self.mesh.send(seat, self._heartbeat())
         for vote in self._votes.votes.values():
-            self.mesh.send(seat, vote)
+            self._send_catching_up(seat, vote)
         if news is not None and self.outcome is None:
             self.player.presence_changed(self, news)
 
@@ -407,11 +413,12 @@ class PeerGame(MeshHandler):
 
     def _answer(self, seat: int) -> None:
         """A peer said where it is: send it the signed step messages it lacks, of its step
-        and the next (its window), each once on this link; and ask it, if it is ahead, or
-        holds a message of this step that this seat lacks (lost on its way here: nothing
-        else would bring it while this seat has nothing to send). Its heartbeats about one
-        step are answered at most every ANSWER_INTERVAL; one that found nothing to send
-        does not count, for the peer may ask again as soon as it knows there is more."""
+        and the next (its window), within its seat's catch-up budget (`_send_catching_up`);
+        and ask it, if it is ahead, or holds a message of this step that this seat lacks
+        (lost on its way here: nothing else would bring it while this seat has nothing to
+        send). Its heartbeats about one step are answered at most every ANSWER_INTERVAL; one
+        that found nothing to send does not count, for the peer may ask again as soon as it
+        knows there is more."""
         peer, now = self._peers[seat], self.reactor.seconds()
         if self.ending is not None:
             return  # it was told how the game ended when its link came up
@@ -427,10 +434,31 @@ class PeerGame(MeshHandler):
             for author, frame in sorted(self._frames_held(wanted).items()):
                 if author == seat or (wanted == peer.step and peer.have >> author & 1):
                     continue
-                if (wanted, author) not in peer.sent:
-                    peer.sent.add((wanted, author))
+                message = StepFrame(self.game_id, wanted, author, *frame)
+                if self._send_catching_up(seat, message, (wanted, author)):
                     peer.answered = (peer.step, now)
-                    self.mesh.send(seat, StepFrame(self.game_id, wanted, author, *frame))
+
+    def _send_catching_up(
+        self, seat: int, message: Message, what: tuple[int, int] | None = None
+    ) -> bool:
+        """Send a peer something it lacks, within its seat's catch-up budget, which its
+        links share (protocol/catch_up.py): a step message `what` (step, author) goes to it
+        once on a link, and on a new one only RESEND_AFTER after it last went; past the
+        budget, the peer is answered again once the window has room (an honest catch-up
+        slows down, never stops). Whether the message went."""
+        catch_up, now = self._catch_up[seat], self.reactor.seconds()
+        if self.mesh.closed or seat not in self.mesh.connected:
+            return False
+        if what is not None and catch_up.sent_already(what, now):
+            return False
+        wire = encode_message(message)
+        if catch_up.spend(len(wire), now, what):
+            return self.mesh.send(seat, wire)
+        timer = self._answer_again.get(seat)
+        if timer is None or not timer.active():
+            delay = catch_up.fits_at(len(wire), now) - now
+            self._answer_again[seat] = self.reactor.callLater(delay, self._answer, seat)
+        return False
 
     def _ask(self, seat: int) -> None:
         """Tell a peer that is ahead where we are (once per step of ours), so that it
@@ -581,15 +609,17 @@ class PeerGame(MeshHandler):
 
     def _tell_the_ending(self, seat: int) -> None:
         """A peer (back) with us after we ended: the votes behind the ending, the signed
-        ending, and the endings of the others we hold (with their seeds)."""
+        ending, and the endings of the others we hold (with their seeds). It can learn them
+        from no one else, so they go whatever its catch-up budget, and count against it."""
         assert self.ending is not None
+        told: list[Message] = [self._ended]
         if self.ending.why == "vote":
-            for vote in self._votes.votes.values():
-                self.mesh.send(seat, vote)
-        self.mesh.send(seat, self._ended)
-        for other, _ in self._endings.values():
-            if other.seat != seat:
-                self.mesh.send(seat, other)
+            told[:0] = self._votes.votes.values()
+        told += [other for other, _ in self._endings.values() if other.seat != seat]
+        for message in told:
+            wire = encode_message(message)
+            self._catch_up[seat].charge(len(wire), self.reactor.seconds())
+            self.mesh.send(seat, wire)
 
     def _ended_received(self, link: int, ended: Ended) -> None:
         """Another seat ended the game: it will never sign a step message again, so nobody
@@ -821,12 +851,12 @@ class PeerGame(MeshHandler):
 
     def _pass_on(self, frame: StepFrame) -> None:
         """A message new here goes to each peer whose last heartbeat said it plays that step
-        without it (once on each link): it asked, and may never get it from its author."""
+        without it (within its catch-up budget): it asked, and may never get it from its
+        author."""
         for seat, peer in self._peers.items():
             lacks = peer.step == frame.step and not peer.have >> frame.seat & 1
-            due = lacks and seat != frame.seat and (frame.step, frame.seat) not in peer.sent
-            if due and self.mesh.send(seat, frame):
-                peer.sent.add((frame.step, frame.seat))
+            if lacks and seat != frame.seat:
+                self._send_catching_up(seat, frame, (frame.step, frame.seat))
 
     def _lacking(self) -> bool:
         """Whether another seat's message for the current step is still to come."""
@@ -1103,6 +1133,9 @@ class PeerGame(MeshHandler):
             return
         if self._lingering is not None and self._lingering.active():
             self._lingering.cancel()
+        for timer in self._answer_again.values():
+            if timer.active():
+                timer.cancel()
         outcome = self.outcome
         assert outcome is not None
         gc.unfreeze()  # what `_settle_heap` froze may be garbage once the game is gone

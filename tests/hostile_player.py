@@ -30,6 +30,12 @@ ATTACKS, comma-separated:
 - `selective`: sends each of its step messages once the deal is over to one other seat only
   (the next one round the table, turn about), and never answers a request for them: the
   others have them only from that seat.
+- `reconnect-walk`: drops its link to the victim every RECONNECT_EVERY seconds, and on each
+  link up asks it for the whole game again: a heartbeat for every step from 0 to the one it
+  plays (an honest seat back on a link asks about its own step only); it plays on as usual.
+
+`--think S` makes it a slow seat (whatever its attacks): each of its messages is made S
+seconds after it is due, so that a game lasts long enough for an attack to run its course.
 """
 
 from __future__ import annotations
@@ -64,12 +70,13 @@ from protocol.peer_messages import (
 
 ATTACKS = (
     "flood", "far-future", "wrong-final", "record", "replay", "seed-thief", "cycle",
-    "withhold-at", "freeze-at", "bad-shuffle", "selective",
+    "withhold-at", "freeze-at", "bad-shuffle", "selective", "reconnect-walk",
 )  # fmt: skip
 FLOOD_PER_SECOND = 500
 FAR_FUTURE_PER_SECOND = 40
 FAR_FUTURE_SECONDS = 3.0  # then the oversized frame; a planner game is over in seconds
 DEALT = 15  # the step after which the attacks begin (the deal is over)
+RECONNECT_EVERY = 0.5  # seconds between the drops of `reconnect-walk`
 
 
 def say(**fact: Any) -> None:
@@ -92,6 +99,7 @@ class HostileGame(PeerGame):
     replay_file: Path | None = None
     cycle = (2.0, 3.0)
     at = 0
+    think = 0.0
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -104,6 +112,8 @@ class HostileGame(PeerGame):
     def start(self) -> None:
         super().start()
         self._every(0.2, self._attack)
+        if "reconnect-walk" in self.attacks:
+            self._every(RECONNECT_EVERY, self._reconnect)
         if "bad-shuffle" in self.attacks:
             self._spoil_the_shuffle()
 
@@ -204,6 +214,18 @@ class HostileGame(PeerGame):
             return  # never ends, never reveals, plays on
         super()._conclude(ending, record)
 
+    def _compose(self, step: int) -> None:
+        if self.think <= 0 or getattr(self, "_thought", -1) == step:
+            super()._compose(step)
+            return
+        self._thought, self._busy = step, True  # nothing else is made meanwhile
+
+        def thought() -> None:
+            self._busy = False
+            self._pump()
+
+        self.reactor.callLater(self.think, thought)
+
     def _publish(self, step: int, payload: bytes, moves: bool) -> None:
         due = step >= self.at and self.lockstep.urgent()
         if "freeze-at" in self.attacks and due and not getattr(self, "_slept", 0):
@@ -272,6 +294,23 @@ class HostileGame(PeerGame):
         if seat == self.victim:
             say(victim_link="up")
         super().link_up(seat)
+        if "reconnect-walk" in self.attacks and seat == self.victim and self.outcome is None:
+            self._walk(seat)
+
+    def _reconnect(self) -> None:
+        """Drop the link to the victim (the mesh dials it again, or the victim does)."""
+        if self.victim in self.mesh.connected and self.outcome is None:
+            self.mesh.drop(self.victim, "hostile: reconnecting")
+
+    def _walk(self, seat: int) -> None:
+        """Ask the victim about every step played so far, as if this seat held none of it,
+        then say where it really is."""
+        for step in range(self.step + 1):
+            self.mesh.send(seat, Heartbeat(step, 0))
+        self.mesh.send(seat, self._heartbeat())
+        self._walks = getattr(self, "_walks", 0) + 1
+        if self._walks % 10 == 0:
+            say(walks=self._walks, steps=self.step)
 
     def link_down(self, seat: int, reason: str, loss: Any) -> None:
         if seat == self.victim:
@@ -306,6 +345,7 @@ def main() -> None:
     parser.add_argument("--replay", type=Path)
     parser.add_argument("--cycle", default="2,3")
     parser.add_argument("--at", type=int, default=0)
+    parser.add_argument("--think", type=float, default=0.0)
     ours, rest = parser.parse_known_args()
     attacks = frozenset(ours.attacks.split(","))
     if not attacks <= set(ATTACKS):
@@ -321,6 +361,7 @@ def main() -> None:
             "replay_file": ours.replay,
             "cycle": (up, down),
             "at": ours.at,
+            "think": ours.think,
         },
     )
     args = build_parser().parse_args(["bot", *rest])

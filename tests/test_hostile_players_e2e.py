@@ -45,9 +45,10 @@ def start_hostile(
     tmp_path: Path,
     *extra: str,
     options: tuple[str, ...] = OPTIONS,
+    players: int = PLAYERS,
 ) -> subprocess.Popen[bytes]:
     """tests/hostile_player.py as the player `hostile`, with its log in tmp_path."""
-    arguments = client_arguments(port, PLAYERS, "hostile", *options)
+    arguments = client_arguments(port, players, "hostile", *options)
     command = [sys.executable, "-m", "tests.hostile_player", attacks, *extra, *arguments]
     return start(command, env, tmp_path / "hostile.log")
 
