@@ -79,7 +79,6 @@ PRESENT_GRACE = 10.0  # at least this long to answer, for a seat back after the 
 ABANDON_AFTER = 300.0  # seconds a seat may be away before the others vote to end without it
 ANSWER_INTERVAL = 0.5  # a peer's heartbeats about one step are answered at most this often
 WANT_AFTER = 0.05  # seconds a step waits on another seat's message before asking every peer
-PASSIVE_AHEAD = 16  # steps a message without moves may go out for per sync of the game file
 FOLLOW_GRACE = 2.0  # seconds a complete step may still take to come in before following
 CHAT_BURST = 10  # chat lines a peer may send at once, then CHAT_PER_SECOND
 CHAT_PER_SECOND = 2.0
@@ -261,8 +260,9 @@ class PeerGame(MeshHandler):
         self.done: Deferred[Outcome] = Deferred()
         self.outcome: Outcome | None = None
         self._own_frames: dict[int, Frame] = {}  # signed before a crash, to be sent again
-        self._passive_until = -1  # messages without moves may go out up to here (on disk)
-        self._passive_after_restart = -1  # ... and went out up to here before a crash, maybe
+        # A game file of format 2 recorded only how far messages without moves went out: up
+        # to here, a seat resumed from one sends no moves (they might replace such a message).
+        self._passive_after_restart = -1
         self._lingering: Any = None  # after the end, until every peer has the last step
         self._last_beat = 0.0
         self._asked_all_at = -1  # the last step `_ask_all_later` was set up for
@@ -306,7 +306,7 @@ class PeerGame(MeshHandler):
             self.history[step] = list(frames)
             self.step = step + 1
         self._own_frames = {step: f for step, f in saved.own.items() if step >= self.step}
-        self._passive_until = self._passive_after_restart = saved.passive_until
+        self._passive_after_restart = saved.passive_until
         self._refresh()
 
     def submit(self, actions: Sequence[Action]) -> None:
@@ -922,9 +922,9 @@ class PeerGame(MeshHandler):
         self._refresh()
 
     def _compose(self, step: int) -> None:
-        """This seat's message for the step: with the queued moves, unless this seat may have
-        sent a message without moves for this step before a crash (then that same message
-        again, and the moves wait for a later step)."""
+        """This seat's message for the step, with the queued moves (unless a game file of
+        format 2 says a message without moves may have gone out for the step before a crash:
+        then that same message again, and the moves wait for a later step)."""
         self._step_started.setdefault(step, self.reactor.seconds())
         actions: list[Action] = []
         if step > self._passive_after_restart:
@@ -938,25 +938,22 @@ class PeerGame(MeshHandler):
             self.turn_clock.check()  # a clock spent while these moves were on their way
             self.player.may_act(self)
 
-        work.addCallbacks(lambda payload: self._publish(step, payload, bool(actions)), refused)
+        work.addCallbacks(lambda payload: self._publish(step, payload), refused)
         work.addErrback(self._crashed)
         work.addBoth(self._idle)
 
-    def _publish(self, step: int, payload: bytes, moves: bool) -> None:
+    def _publish(self, step: int, payload: bytes) -> None:
         """Sign this seat's message for the step and send it to every peer, never another
-        for the step, even after a crash. A message with the player's moves is on disk
-        before it leaves, to be sent again. One without moves is not recorded: it is what
-        the seed and the signed steps before it make (Ed25519 signs it the same each time),
-        so it would be signed again the same; only the steps it may have gone out for are
-        on disk (PASSIVE_AHEAD at a time), for a restarted client sends no moves for them."""
+        for the step, even after a crash: it is on disk, synced, before it leaves, with or
+        without moves (that sync makes the steps recorded before it durable too), and a
+        seat resumed from the file sends it again. A message without moves is not rebuilt
+        after a crash from the steps before it: those may be lost with the crash, and be
+        fetched again from a seat that signed another version of its message for one
+        (equivocation), and the same seat would then sign a second message for the step."""
         if self.outcome is not None or self.ending is not None:
             return
         frame = sign(self.identity, StepFrame(self.game_id, step, self.seat, payload)).frame
-        if moves:
-            self.gamefile.own(step, frame)
-        elif step > self._passive_until:
-            self._passive_until = step + PASSIVE_AHEAD
-            self.gamefile.passive_until(self._passive_until)
+        self.gamefile.own(step, frame)
         self._send_own(step, frame)
 
     def _send_own(self, step: int, frame: Frame) -> None:

@@ -33,6 +33,10 @@ ATTACKS, comma-separated:
 - `reconnect-walk`: drops its link to the victim every RECONNECT_EVERY seconds, and on each
   link up asks it for the whole game again: a heartbeat for every step from 0 to the one it
   plays (an honest seat back on a link asks about its own step only); it plays on as usual.
+- `feed-other-version`: once its link to the victim has dropped (the victim's machine lost its
+  power), answers the victim's requests for steps this seat has played with another signed
+  version of its own message of each (the same body encoded another way); it says whenever it
+  holds two different signed messages of the victim for one step.
 
 `--think S` makes it a slow seat (whatever its attacks): each of its messages is made S
 seconds after it is due, so that a game lasts long enough for an attack to run its course.
@@ -71,6 +75,7 @@ from protocol.peer_messages import (
 ATTACKS = (
     "flood", "far-future", "wrong-final", "record", "replay", "seed-thief", "cycle",
     "withhold-at", "freeze-at", "bad-shuffle", "selective", "reconnect-walk",
+    "feed-other-version",
 )  # fmt: skip
 FLOOD_PER_SECOND = 500
 FAR_FUTURE_PER_SECOND = 40
@@ -107,6 +112,10 @@ class HostileGame(PeerGame):
         self._recorded: list[list[Any]] = []
         self._down_until = 0.0
         self._withholding: int | None = None
+        self._victims: dict[int, tuple[bytes, bytes]] = {}  # the victim's messages, by step
+        self._reported: set[int] = set()  # the victim's steps said to have come
+        self._fed: set[int] = set()  # steps another version of its own message went out for
+        self._feeding = self._feeding_now = False
         self.victim = self.names.index(self.victim_name) if self.victim_name else None
 
     def start(self) -> None:
@@ -196,7 +205,19 @@ class HostileGame(PeerGame):
             )
         if "seed-thief" in self.attacks and isinstance(message, Ended):
             self._check_the_seed(message)
+        if "feed-other-version" in self.attacks and victims and message.game == self.game_id:
+            self._two_versions(message)
         super().received(seat, message)
+
+    def _two_versions(self, frame: StepFrame) -> None:
+        """Keep the victim's first message of each step; say if another comes, and (once it
+        feeds the victim) each step the victim sent a message for."""
+        first = self._victims.setdefault(frame.step, frame.frame)
+        if first != frame.frame:
+            say(two_versions=frame.step)
+        if self._feeding and frame.step not in self._reported:
+            self._reported.add(frame.step)
+            say(victim_step=frame.step)
 
     def _check_the_seed(self, ended: Ended) -> None:
         """A seed came: its owner's game file must already say the game ended for it."""
@@ -226,7 +247,7 @@ class HostileGame(PeerGame):
 
         self.reactor.callLater(self.think, thought)
 
-    def _publish(self, step: int, payload: bytes, moves: bool) -> None:
+    def _publish(self, step: int, payload: bytes) -> None:
         due = step >= self.at and self.lockstep.urgent()
         if "freeze-at" in self.attacks and due and not getattr(self, "_slept", 0):
             self._slept = 1
@@ -247,7 +268,7 @@ class HostileGame(PeerGame):
                 self.identity, StepFrame(self.game_id, step, self.seat, payload)
             ).frame  # held here, never sent
             return
-        super()._publish(step, payload, moves)
+        super()._publish(step, payload)
 
     def _send_own(self, step: int, frame: tuple[bytes, bytes]) -> None:
         if "selective" not in self.attacks or step < DEALT:
@@ -269,8 +290,26 @@ class HostileGame(PeerGame):
             return step >= DEALT and started and self.view.rules is not None
         return "withhold-at" in self.attacks and step >= self.at and self.lockstep.urgent()
 
+    def _answer(self, seat: int) -> None:
+        self._feeding_now = self._feeding and seat == self.victim
+        try:
+            super()._answer(seat)
+        finally:
+            self._feeding_now = False
+
+    def _other_version(self, step: int, frame: tuple[bytes, bytes]) -> tuple[bytes, bytes]:
+        """Its own message of `step` signed again, its body encoded in another order."""
+        wire = StepBody.decode(frame[0]).to_wire()
+        payload = msgpack.packb(dict(reversed(list(wire.items()))), use_bin_type=True)
+        if step not in self._fed:
+            self._fed.add(step)
+            say(fed_other_version=step)
+        return sign(self.identity, StepFrame(self.game_id, step, self.seat, payload)).frame
+
     def _frames_held(self, step: int) -> dict[int, tuple[bytes, bytes]]:
         held = super()._frames_held(step)
+        if self._feeding_now and step < self.step and self.seat in held:
+            held[self.seat] = self._other_version(step, held[self.seat])
         if step == self._withholding or ("selective" in self.attacks and step >= DEALT):
             held.pop(self.seat, None)
         return held
@@ -315,6 +354,7 @@ class HostileGame(PeerGame):
     def link_down(self, seat: int, reason: str, loss: Any) -> None:
         if seat == self.victim:
             say(victim_link="down", why=reason)
+            self._feeding = "feed-other-version" in self.attacks and self.step > DEALT
         super().link_down(seat, reason, loss)
 
     def _spoil_the_shuffle(self) -> None:
