@@ -15,12 +15,13 @@ Every peer is bounded (docs/peer-protocol.md, "Limits"): a frame's header is che
 this game and its step window (the step being played and the next) before its signature or
 body is looked at, and nothing outside the window is passed on, checked or kept; a holding (a
 seat's signed heartbeat) is answered at most so often, with each missing message once per
-link, never the whole history; what waits for a peer that does not read is bounded by the
-mesh. Verdicts rest on signed messages only (docs/peer-protocol.md, "Blame"; protocol.blame):
-what a link does closes the link, blaming nobody; a seat is named for withholding only on its
-own signed holding, and a seat that holds the game up otherwise is voted out as gone by the
-clocks of protocol.step_watch; the game ends early only by a signed, unanimous vote, recorded
-before any seed is revealed (protocol/ending.py).
+link, never the whole history, and all a seat is sent to catch up, over however many links,
+within a budget per time window (protocol/catch_up.py); what waits for a peer that does not
+read is bounded by the mesh. Verdicts rest on signed messages only (docs/peer-protocol.md,
+"Blame"; protocol.blame): what a link does closes the link, blaming nobody; a seat is named
+for withholding only on its own signed holding, and a seat that holds the game up otherwise
+is voted out as gone by the clocks of protocol.step_watch; the game ends early only by a
+signed, unanimous vote, recorded before any seed is revealed (protocol/ending.py).
 
 Heavy work (shuffles and their proofs) runs off the reactor thread, one step at a time, so a
 person's screen never freezes; the screen and bots read `view`, a snapshot taken between steps.
@@ -32,7 +33,7 @@ import gc
 from collections import Counter
 from collections.abc import Callable, Sequence
 from concurrent.futures import Executor
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from enum import Enum
 from typing import Any
 
@@ -54,6 +55,7 @@ from protocol.blame import (
     withheld,
 )
 from protocol.cards import Card
+from protocol.catch_up import CatchUp
 from protocol.ending import EndVotes, ending_problem, mask_of, seats_in
 from protocol.identity import Identity, SignatureError, Verifier
 from protocol.lockstep import Final, GameConfig, Lockstep, StepReport
@@ -84,7 +86,6 @@ LINK_SILENCE = 15.0  # a link that says nothing this long is dead (TCP may not n
 ABANDON_AFTER = 300.0  # seconds a seat may be away before the others vote to end without it
 ANSWER_INTERVAL = 0.5  # a peer's holdings about one step are answered at most this often
 WANT_AFTER = 0.05  # seconds a step waits on another seat's message before asking every peer
-PASSIVE_AHEAD = 16  # steps a message without moves may go out for per sync of the game file
 FORK_PUSH_EVERY = 5.0  # seconds between sending round our versions of a fork's messages
 FOLLOW_GRACE = 2.0  # seconds a complete step may still take to come in before following
 CHAT_BURST = 10  # chat lines a peer may send at once, then CHAT_PER_SECOND
@@ -179,7 +180,6 @@ class _Peer:
     told: float = 0.0  # when it was last sent our holding in answer to one of its own
     answered: tuple[int, float] = (-1, 0.0)  # (its step, when) of the last answer to it
     asked: int = -1  # our step when we last asked it (it is ahead) for what we lack
-    sent: set[tuple[int, int]] = field(default_factory=set)  # (step, author) sent as answers
     chat_tokens: float = CHAT_BURST
     chat_at: float = 0.0
 
@@ -252,6 +252,10 @@ class PeerGame(MeshHandler):
         self.obligation = Obligation()
         self._holding_signed: Holding | None = None  # the last holding signed, kept for reuse
         self._peers = {other: _Peer() for other in range(self.players) if other != seat}
+        # What each seat was sent to catch up, across its links (protocol/catch_up.py), and
+        # when it is answered again if its budget held an answer back.
+        self._catch_up = {other: CatchUp() for other in self._peers}
+        self._answer_again: dict[int, Any] = {}
         self.presence = Presence(self.names)
         self._votes = EndVotes(self.players)
         self._my_vote: tuple[EndVote, float] | None = None  # and when it was first signed
@@ -272,8 +276,9 @@ class PeerGame(MeshHandler):
         self.done: Deferred[Outcome] = Deferred()
         self.outcome: Outcome | None = None
         self._own_frames: dict[int, Frame] = {}  # signed before a crash, to be sent again
-        self._passive_until = -1  # messages without moves may go out up to here (on disk)
-        self._passive_after_restart = -1  # ... and went out up to here before a crash, maybe
+        # A game file of format 2 recorded only how far messages without moves went out: up
+        # to here, a seat resumed from one sends no moves (they might replace such a message).
+        self._passive_after_restart = -1
         self._lingering: Any = None  # after the end, until every peer has the last step
         self._last_beat = 0.0
         self._asked_all_at = -1  # the last step `_ask_all_later` was set up for
@@ -318,7 +323,7 @@ class PeerGame(MeshHandler):
             self.history[step] = list(frames)
             self.step = step + 1
         self._own_frames = {step: f for step, f in saved.own.items() if step >= self.step}
-        self._passive_until = self._passive_after_restart = saved.passive_until
+        self._passive_after_restart = saved.passive_until
         self._refresh()
 
     def submit(self, actions: Sequence[Action]) -> None:
@@ -350,7 +355,8 @@ class PeerGame(MeshHandler):
         """A peer (re)joined: tell it where we are, so that each sends what the other lacks,
         and how the game ended, if it has."""
         now, peer = self.reactor.seconds(), self._peers[seat]
-        self._peers[seat] = replace(peer, heard=now, sent=set(), answered=(-1, 0.0), asked=-1)
+        self._peers[seat] = replace(peer, heard=now, answered=(-1, 0.0), asked=-1)
+        self._catch_up[seat].new_link()
         self.away.link_up(seat, now)
         news = self.presence.link_up(seat)
         self._refresh()
@@ -360,7 +366,7 @@ class PeerGame(MeshHandler):
         self.mesh.send(seat, self._holding())
         self._push_contested(seat)
         for vote in self._votes.votes.values():
-            self.mesh.send(seat, vote)
+            self._send_catching_up(seat, vote)
         if news is not None and self.outcome is None:
             self.player.presence_changed(self, news)
 
@@ -446,11 +452,12 @@ class PeerGame(MeshHandler):
 
     def _answer(self, seat: int) -> None:
         """A peer said where it is: send it the signed step messages it lacks, of its step
-        and the next (its window), each once on this link; and ask it, if it is ahead, or
-        holds a message of this step that this seat lacks (lost on its way here: nothing
-        else would bring it while this seat has nothing to send). Its holdings about one
-        step are answered at most every ANSWER_INTERVAL; one that found nothing to send
-        does not count, for the peer may ask again as soon as it knows there is more."""
+        and the next (its window), within its seat's catch-up budget (`_send_catching_up`);
+        and ask it, if it is ahead, or holds a message of this step that this seat lacks
+        (lost on its way here: nothing else would bring it while this seat has nothing to
+        send). Its holdings about one step are answered at most every ANSWER_INTERVAL; one
+        that found nothing to send does not count, for the peer may ask again as soon as it
+        knows there is more."""
         peer, now = self._peers[seat], self.reactor.seconds()
         if self.ending is not None:
             return  # it was told how the game ended when its link came up
@@ -468,10 +475,31 @@ class PeerGame(MeshHandler):
             for author, frame in sorted(self._frames_held(wanted).items()):
                 if author == seat or (wanted == peer.step and peer.have >> author & 1):
                     continue
-                if (wanted, author) not in peer.sent:
-                    peer.sent.add((wanted, author))
+                message = StepFrame(self.game_id, wanted, author, *frame)
+                if self._send_catching_up(seat, message, (wanted, author)):
                     peer.answered = (peer.step, now)
-                    self.mesh.send(seat, StepFrame(self.game_id, wanted, author, *frame))
+
+    def _send_catching_up(
+        self, seat: int, message: Message, what: tuple[int, int] | None = None
+    ) -> bool:
+        """Send a peer something it lacks, within its seat's catch-up budget, which its
+        links share (protocol/catch_up.py): a step message `what` (step, author) goes to it
+        once on a link, and on a new one only RESEND_AFTER after it last went; past the
+        budget, the peer is answered again once the window has room (an honest catch-up
+        slows down, never stops). Whether the message went."""
+        catch_up, now = self._catch_up[seat], self.reactor.seconds()
+        if self.mesh.closed or seat not in self.mesh.connected:
+            return False
+        if what is not None and catch_up.sent_already(what, now):
+            return False
+        wire = encode_message(message)
+        if catch_up.spend(len(wire), now, what):
+            return self.mesh.send(seat, wire)
+        timer = self._answer_again.get(seat)
+        if timer is None or not timer.active():
+            delay = catch_up.fits_at(len(wire), now) - now
+            self._answer_again[seat] = self.reactor.callLater(delay, self._answer, seat)
+        return False
 
     def _ask(self, seat: int) -> None:
         """Tell a peer that is ahead where we are (once per step of ours), so that it
@@ -659,14 +687,16 @@ class PeerGame(MeshHandler):
 
     def _tell_the_ending(self, seat: int) -> None:
         """A peer (back) with us after we ended: the signed ending (a vote's with the votes
-        behind it), and the endings of the others we hold (with their seeds)."""
+        behind it), the two halves of an equivocation we named, and the endings of the others
+        we hold (with their seeds). It can learn them from no one else, so they go whatever
+        its catch-up budget, and count against it."""
         assert self.ending is not None
-        self.mesh.send(seat, self._ended)
-        for half in self.ending.halves:
-            self.mesh.send(seat, half)
-        for other, _ in self._endings.values():
-            if other.seat != seat:
-                self.mesh.send(seat, other)
+        told: list[Message] = [self._ended, *self.ending.halves]
+        told += [other for other, _ in self._endings.values() if other.seat != seat]
+        for message in told:
+            wire = encode_message(message)
+            self._catch_up[seat].charge(len(wire), self.reactor.seconds())
+            self.mesh.send(seat, wire)
 
     def _ended_received(self, link: int, ended: Ended) -> None:
         """Another seat ended the game: it will never sign a step message again, so nobody
@@ -896,12 +926,12 @@ class PeerGame(MeshHandler):
 
     def _pass_on(self, frame: StepFrame) -> None:
         """A message new here goes to each peer whose last holding said it plays that step
-        without it (once on each link): it asked, and may never get it from its author."""
+        without it (within its catch-up budget): it asked, and may never get it from its
+        author."""
         for seat, peer in self._peers.items():
             lacks = peer.step == frame.step and not peer.have >> frame.seat & 1
-            due = lacks and seat != frame.seat and (frame.step, frame.seat) not in peer.sent
-            if due and self.mesh.send(seat, frame):
-                peer.sent.add((frame.step, frame.seat))
+            if lacks and seat != frame.seat:
+                self._send_catching_up(seat, frame, (frame.step, frame.seat))
 
     def _lacking(self) -> bool:
         """Whether another seat's message for the current step is still to come."""
@@ -967,9 +997,9 @@ class PeerGame(MeshHandler):
         self._refresh()
 
     def _compose(self, step: int) -> None:
-        """This seat's message for the step: with the queued moves, unless this seat may have
-        sent a message without moves for this step before a crash (then that same message
-        again, and the moves wait for a later step)."""
+        """This seat's message for the step, with the queued moves (unless a game file of
+        format 2 says a message without moves may have gone out for the step before a crash:
+        then that same message again, and the moves wait for a later step)."""
         self._step_started.setdefault(step, self.reactor.seconds())
         actions: list[Action] = []
         if step > self._passive_after_restart:
@@ -983,25 +1013,22 @@ class PeerGame(MeshHandler):
             self.turn_clock.check()  # a clock spent while these moves were on their way
             self.player.may_act(self)
 
-        work.addCallbacks(lambda payload: self._publish(step, payload, bool(actions)), refused)
+        work.addCallbacks(lambda payload: self._publish(step, payload), refused)
         work.addErrback(self._crashed)
         work.addBoth(self._idle)
 
-    def _publish(self, step: int, payload: bytes, moves: bool) -> None:
+    def _publish(self, step: int, payload: bytes) -> None:
         """Sign this seat's message for the step and send it to every peer, never another
-        for the step, even after a crash. A message with the player's moves is on disk
-        before it leaves, to be sent again. One without moves is not recorded: it is what
-        the seed and the signed steps before it make (Ed25519 signs it the same each time),
-        so it would be signed again the same; only the steps it may have gone out for are
-        on disk (PASSIVE_AHEAD at a time), for a restarted client sends no moves for them."""
+        for the step, even after a crash: it is on disk, synced, before it leaves, with or
+        without moves (that sync makes the steps recorded before it durable too), and a
+        seat resumed from the file sends it again. A message without moves is not rebuilt
+        after a crash from the steps before it: those may be lost with the crash, and be
+        fetched again from a seat that signed another version of its message for one
+        (equivocation), and the same seat would then sign a second message for the step."""
         if self.outcome is not None or self.ending is not None:
             return
         frame = sign(self.identity, StepFrame(self.game_id, step, self.seat, payload)).frame
-        if moves:
-            self.gamefile.own(step, frame)
-        elif step > self._passive_until:
-            self._passive_until = step + PASSIVE_AHEAD
-            self.gamefile.passive_until(self._passive_until)
+        self.gamefile.own(step, frame)
         self._send_own(step, frame)
 
     def _send_own(self, step: int, frame: Frame) -> None:
@@ -1224,6 +1251,9 @@ class PeerGame(MeshHandler):
             return
         if self._lingering is not None and self._lingering.active():
             self._lingering.cancel()
+        for timer in self._answer_again.values():
+            if timer.active():
+                timer.cancel()
         outcome = self.outcome
         assert outcome is not None
         gc.unfreeze()  # what `_settle_heap` froze may be garbage once the game is gone

@@ -22,8 +22,10 @@ import msgpack
 from protocol.messages import GameStart
 from protocol.table import AgreedTable
 
-FORMAT = 2  # 1: every message of this seat recorded (no `passive_until`); still read
-READABLE = (1, FORMAT)
+#: 3: every message of this seat recorded and synced before it is sent. 2: only those with
+#: moves, and `passive_until` records (still read, and honoured on resume); 1: as 3, unsynced.
+FORMAT = 3
+READABLE = (1, 2, FORMAT)
 _PREFIX = struct.Struct(">I")
 MAX_RECORD = 64 * 1024 * 1024
 
@@ -87,23 +89,16 @@ class GameFileWriter:
         os.write(self._fd, _PREFIX.pack(len(packed)) + packed)
 
     def own(self, step: int, frame: Frame) -> None:
-        """This seat's signed message for a step that carries its player's moves, synced
-        before it is sent: a client that crashes and resumes sends that same message again,
-        never a different one (which would be equivocation)."""
+        """This seat's signed message for a step, synced before it is sent (and with it the
+        steps recorded before it): a client that crashes and resumes sends that same
+        message again, never a different one (which would be equivocation)."""
         self.write({"kind": "own", "step": step, "frame": list(frame)})
         self.sync()
 
-    def passive_until(self, step: int) -> None:
-        """Synced before this seat sends a message without moves for any step up to `step`
-        (one it can sign again, the same, after a crash): a client that resumes sends
-        only such messages up to there, never moves in their place."""
-        self.write({"kind": "passive_until", "step": step})
-        self.sync()
-
     def step(self, step: int, frames: Sequence[Frame]) -> None:
-        """Every seat's signed message of one step, in seat order. Not synced by itself: the
-        next record that is syncs it, and a step lost in a crash is fetched again from the
-        peers (every message in it is signed)."""
+        """Every seat's signed message of one step, in seat order. Not synced by itself: this
+        seat's next message syncs it before it leaves, and a step lost in a crash is fetched
+        again from the peers (every message in it is signed)."""
         self.write({"kind": "step", "step": step, "frames": [list(f) for f in frames]})
 
     def sync(self) -> None:
@@ -126,8 +121,8 @@ class GameFile:
     listen_host: str  # where this seat listened for its peers (on the roster's port)
     contributions: tuple[bytes, ...] = ()
     steps: list[list[Frame]] = field(default_factory=list)
-    own: dict[int, Frame] = field(default_factory=dict)  # its messages with moves, by step
-    passive_until: int = -1  # the last step it may have sent a message without moves for
+    own: dict[int, Frame] = field(default_factory=dict)  # its messages, by step
+    passive_until: int = -1  # format 2: the last step it may have sent one without moves for
     end: dict[str, Any] | None = None  # the last of the ENDINGS records, with its audit
     left: bool = False  # the player left, and no step was played since (docs/gamefile.md)
     whole: int = 0  # bytes up to the end of the last whole record

@@ -50,6 +50,7 @@ def summarize(game: PeerGame, outcome: Outcome) -> dict[str, Any]:
         "frames_sent": game.mesh.sent_frames,
         "dropped": dict(game.dropped),
         "bytes_sent": game.mesh.sent_bytes,
+        "bytes_sent_to": [game.mesh.sent_bytes_to[seat] for seat in range(game.players)],
         "step_ms": milliseconds(StepKind.GAME),
         "deck_round_ms": milliseconds(StepKind.DECK_ROUND),
         "audit_step_ms": milliseconds(StepKind.AUDIT),

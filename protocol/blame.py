@@ -16,6 +16,7 @@ what that seat signed, and the bound on how long a stalled game waits for a seat
 Pure: messages, keys and times in; a verdict or a set of seats out. Checked for every schedule
 of links and every choice of a hostile seat by tests/test_blame_properties.py.
 """
+
 from __future__ import annotations
 
 import hmac

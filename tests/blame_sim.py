@@ -37,6 +37,7 @@ DEADLINE = 4.0
 ABANDON = 10.0
 FORK_PUSH_EVERY = 5.0
 IDLE_PACE = 5.0
+ANSWER_INTERVAL = 0.5  # a peer's holdings are answered at most this often (client/game.py)
 GAME = bytes(16)
 HOLDINGS = ("honest", "idle", "lie-owed", "lie-own", "silent")
 
@@ -110,6 +111,8 @@ class Seat:
     versions_seen: dict[tuple[int, int], set[int]] = field(default_factory=dict)
     paced: float = -IDLE_PACE
     ended_at: float | None = None  # when it named a seat or voted one out
+    signed: Holding | None = None  # its last holding, signed again only when it changes
+    answered: dict[int, float] = field(default_factory=dict)  # when each peer was answered
 
     def __post_init__(self) -> None:
         self.watch = StepWatch(self.players, self.number)
@@ -199,7 +202,8 @@ class Table:
         start, up, down = self.hostile.cycle
         edges, at = [], start
         while at < horizon:
-            edges += [at + up, at + up + down]
+            # Just after each edge: the state there is read without rounding doubts.
+            edges += [at + up + 1e-6, at + up + down + 1e-6]
             at += up + down
         return edges
 
@@ -326,7 +330,10 @@ class Table:
                 tenths = 0
             if hostile.holdings == "lie-own":
                 have |= 1 << seat.number
-        return sign(seat.identity, Holding(GAME, seat.step, seat.number, have, tenths))
+        unsigned = Holding(GAME, seat.step, seat.number, have, tenths)
+        if seat.signed is None or seat.signed.signed() != unsigned.signed():
+            seat.signed = sign(seat.identity, unsigned)
+        return seat.signed
 
     def _says_where(self, seat: Seat) -> bool:
         hostile = self.hostile
@@ -351,17 +358,27 @@ class Table:
         if self._answers(seat):
             self.send(seat.number, other, self._holding(seat))
 
+    def _kept_apart(self, seat: Seat, message: StepMessage) -> bool:
+        """An equivocator never sends a version of its two to a seat it did not give it."""
+        hostile = self.hostile
+        return (
+            hostile is not None
+            and seat.number == hostile.seat == message.author
+            and message.step == hostile.equivocate_at
+        )
+
     def _holding_received(self, seat: Seat, source: int, holding: Holding) -> None:
         if holding.seat != source:
             return
         seat.latest[source] = holding
-        if not self._answers(seat):
+        if not self._answers(seat) or self.now - seat.answered.get(source, -1.0) < ANSWER_INTERVAL:
             return
+        seat.answered[source] = self.now
         # Answer with what it lacks, of its step and the next.
         for step in (holding.step, holding.step + 1):
             for author, message in sorted(seat.held.get(step, {}).items()):
                 lacks = step > holding.step or not holding.have >> author & 1
-                if author != source and lacks:
+                if author != source and lacks and not self._kept_apart(seat, message):
                     self.send(seat.number, source, message)
         if holding.step == seat.step and holding.have and seat.mine(seat.step) is None:
             self.send(seat.number, source, self._holding(seat))  # tell it where we stand
@@ -374,6 +391,8 @@ class Table:
         held = seat.held.get(message.step, {}).get(message.author)
         if held is not None:
             if held.version != message.version and self._honest(seat.number):
+                for half in (held, message):  # each seat may lack one half or the other
+                    self.broadcast(seat.number, half)
                 reason = f"signed two different messages for step {message.step} (equivocation)"
                 self._name(seat, Cheat(message.author, message.step, reason))
             return

@@ -51,6 +51,16 @@ ATTACKS, comma-separated:
   no step under way), it says `{"thinking": step}` and makes its moves `--think S` seconds
   later (`{"moved": step}`): a test can cut links meanwhile, knowing that every seat is at
   that step and nothing is on its way.
+- `reconnect-walk`: drops its link to the victim every RECONNECT_EVERY seconds, and on each
+  link up asks it for the whole game again: a holding for every step from 0 to the one it
+  plays (an honest seat back on a link asks about its own step only); it plays on as usual.
+- `feed-other-version`: once its link to the victim has dropped (the victim's machine lost its
+  power), answers the victim's requests for steps this seat has played with another signed
+  version of its own message of each (the same body encoded another way); it says whenever it
+  holds two different signed messages of the victim for one step.
+
+`--slow S` makes it a slow seat (whatever its attacks): each of its messages is made S
+seconds after it is due, so that a game lasts long enough for an attack to run its course.
 """
 
 from __future__ import annotations
@@ -92,13 +102,14 @@ from protocol.rules import Action, Phase, RuleError
 ATTACKS = (
     "flood", "far-future", "wrong-final", "record", "replay", "seed-thief", "cycle",
     "withhold-at", "withhold-idle", "cycle-own-turn", "freeze-at", "bad-shuffle", "selective",
-    "lone-end", "equivocate-split", "think",
+    "lone-end", "equivocate-split", "think", "reconnect-walk", "feed-other-version",
 )  # fmt: skip
 IDLE_PACE = 5.0  # seconds between the holdings of `withhold-idle`
 FLOOD_PER_SECOND = 500
 FAR_FUTURE_PER_SECOND = 40
 FAR_FUTURE_SECONDS = 3.0  # then the oversized frame; a planner game is over in seconds
 DEALT = 15  # the step after which the attacks begin (the deal is over)
+RECONNECT_EVERY = 0.5  # seconds between the drops of `reconnect-walk`
 
 
 def say(**fact: Any) -> None:
@@ -123,6 +134,7 @@ class HostileGame(PeerGame):
     at = 0
     votes = "none"
     think = 2.0
+    slow = 0.0
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -136,6 +148,10 @@ class HostileGame(PeerGame):
         self._split_at: int | None = None  # the step of its two versions
         self._thought_at: int | None = None  # the step it took its time at
         self._thinking = False
+        self._victims: dict[int, tuple[bytes, bytes]] = {}  # the victim's messages, by step
+        self._reported: set[int] = set()  # the victim's steps said to have come
+        self._fed: set[int] = set()  # steps another version of its own message went out for
+        self._feeding = self._feeding_now = False
         self.victim = self.names.index(self.victim_name) if self.victim_name else None
 
     def start(self) -> None:
@@ -143,6 +159,8 @@ class HostileGame(PeerGame):
             self._pace_holdings()
         super().start()
         self._every(0.2, self._attack)
+        if "reconnect-walk" in self.attacks:
+            self._every(RECONNECT_EVERY, self._reconnect)
         if "bad-shuffle" in self.attacks:
             self._spoil_the_shuffle()
         if self.attacks & {"equivocate-split", "think"}:
@@ -260,7 +278,19 @@ class HostileGame(PeerGame):
             saved = GameFile.read(game_path(self.game_id, message.seat))
             ending = saved.end["kind"] if saved.end is not None else None
             say(seed_from=message.seat, owners_ending=ending, at=time.time())
+        if "feed-other-version" in self.attacks and victims and message.game == self.game_id:
+            self._two_versions(message)
         super().received(seat, message)
+
+    def _two_versions(self, frame: StepFrame) -> None:
+        """Keep the victim's first message of each step; say if another comes, and (once it
+        feeds the victim) each step the victim sent a message for."""
+        first = self._victims.setdefault(frame.step, frame.frame)
+        if first != frame.frame:
+            say(two_versions=frame.step)
+        if self._feeding and frame.step not in self._reported:
+            self._reported.add(frame.step)
+            say(victim_step=frame.step)
 
     def _check_the_seed(self, ended: Ended) -> None:
         """A seed came: its owner's game file must already say the game ended for it."""
@@ -278,7 +308,7 @@ class HostileGame(PeerGame):
             return  # never ends, never reveals, plays on
         super()._conclude(ending, record)
 
-    def _publish(self, step: int, payload: bytes, moves: bool) -> None:
+    def _publish(self, step: int, payload: bytes) -> None:
         if self._ended_alone is not None and step >= self._ended_alone:
             return  # it said it ended: it signs no step message again
         due = step >= self.at and self.lockstep.urgent()
@@ -293,7 +323,7 @@ class HostileGame(PeerGame):
             wire = body.to_wire() | {"final": secrets.token_bytes(32)}
             payload = StepBody.from_wire(wire).encode()
             say(wrong_final=step)
-        if self._splits(step, moves):
+        if self._splits(step, bool(body.actions)):
             self._split(step, payload)
             return
         if self._withholds(step):
@@ -301,11 +331,21 @@ class HostileGame(PeerGame):
                 self._withholding = step
                 say(withholding=step, at=time.time())
             return  # made, never signed nor sent: its holdings say so (`_compose` stops)
-        super()._publish(step, payload, moves)
+        super()._publish(step, payload)
 
     def _compose(self, step: int) -> None:
-        if step != self._withholding:  # withheld: not made again
+        if step == self._withholding:
+            return  # withheld: not made again
+        if self.slow <= 0 or getattr(self, "_thought", -1) == step:
             super()._compose(step)
+            return
+        self._thought, self._busy = step, True  # `--slow`: nothing else is made meanwhile
+
+        def thought() -> None:
+            self._busy = False
+            self._pump()
+
+        self.reactor.callLater(self.slow, thought)
 
     def _pace_holdings(self) -> None:
         """`withhold-idle`: once withholding, its holdings (heartbeats, for older clients) go
@@ -419,11 +459,29 @@ class HostileGame(PeerGame):
         withholds = {"withhold-at", "withhold-idle"} & self.attacks
         return bool(withholds) and step >= self.at and self.lockstep.urgent()
 
+    def _answer(self, seat: int) -> None:
+        self._feeding_now = self._feeding and seat == self.victim
+        try:
+            super()._answer(seat)
+        finally:
+            self._feeding_now = False
+
+    def _other_version(self, step: int, frame: tuple[bytes, bytes]) -> tuple[bytes, bytes]:
+        """Its own message of `step` signed again, its body encoded in another order."""
+        wire = StepBody.decode(frame[0]).to_wire()
+        payload = msgpack.packb(dict(reversed(list(wire.items()))), use_bin_type=True)
+        if step not in self._fed:
+            self._fed.add(step)
+            say(fed_other_version=step)
+        return sign(self.identity, StepFrame(self.game_id, step, self.seat, payload)).frame
+
     def _frames_held(self, step: int) -> dict[int, tuple[bytes, bytes]]:
         split = self._split_at
         if split is not None and step > split:
             return {}  # relays nothing of the steps after its two versions
         held = super()._frames_held(step)
+        if self._feeding_now and step < self.step and self.seat in held:
+            held[self.seat] = self._other_version(step, held[self.seat])
         selective = "selective" in self.attacks and step >= DEALT
         if step in (self._withholding, split) or selective:
             held.pop(self.seat, None)
@@ -448,10 +506,28 @@ class HostileGame(PeerGame):
         if seat == self.victim:
             say(victim_link="up")
         super().link_up(seat)
+        if "reconnect-walk" in self.attacks and seat == self.victim and self.outcome is None:
+            self._walk(seat)
+
+    def _reconnect(self) -> None:
+        """Drop the link to the victim (the mesh dials it again, or the victim does)."""
+        if self.victim in self.mesh.connected and self.outcome is None:
+            self.mesh.drop(self.victim, "hostile: reconnecting")
+
+    def _walk(self, seat: int) -> None:
+        """Ask the victim about every step played so far, as if this seat held none of it,
+        then say where it really is."""
+        for step in range(self.step + 1):
+            self.mesh.send(seat, Holding(self.game_id, step, self.seat, 0))
+        self.mesh.send(seat, self._holding())
+        self._walks = getattr(self, "_walks", 0) + 1
+        if self._walks % 10 == 0:
+            say(walks=self._walks, steps=self.step)
 
     def link_down(self, seat: int, reason: str, loss: Any) -> None:
         if seat == self.victim:
             say(victim_link="down", why=reason)
+            self._feeding = "feed-other-version" in self.attacks and self.step > DEALT
         super().link_down(seat, reason, loss)
 
     def _spoil_the_shuffle(self) -> None:
@@ -484,6 +560,7 @@ def main() -> None:
     parser.add_argument("--at", type=int, default=0)
     parser.add_argument("--votes", choices=("none", "own", "forged"), default="none")
     parser.add_argument("--think", type=float, default=2.0)
+    parser.add_argument("--slow", type=float, default=0.0)
     ours, rest = parser.parse_known_args()
     attacks = frozenset(ours.attacks.split(","))
     if not attacks <= set(ATTACKS):
@@ -501,6 +578,7 @@ def main() -> None:
             "at": ours.at,
             "votes": ours.votes,
             "think": ours.think,
+            "slow": ours.slow,
         },
     )
     args = build_parser().parse_args(["bot", *rest])

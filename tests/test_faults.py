@@ -23,6 +23,7 @@ from protocol.messages import GameStart, Message, RoomOptions, Seat
 from protocol.peer_messages import StepBody, StepFrame
 from protocol.rules import legal_actions, state_hash
 from protocol.table import AgreedTable
+from tests.test_peer_bounds import a_game
 from tests.waiting import within
 
 PLAYERS = 3
@@ -179,12 +180,12 @@ class MovesAtStep(BotPlayer):
 
 @pytest_twisted.ensureDeferred
 async def test_a_seat_back_from_a_crash_never_sends_moves_where_it_sent_none_before(tmp_path):
-    """A message without moves goes out before anything is synced (client/game.py
-    `_publish`). Seat 0 crashes just after sending one, at a step where it could have moved,
-    and loses everything its file had not synced; back, it moves there at once. The peers
-    hold the message it sent: moves in its place would be two signed messages for one step,
-    and seat 0 named for equivocation. It must send that message again, the same, and move
-    later; the game ends agreed with nobody named."""
+    """Seat 0 crashes just after sending a message without moves, at a step where it could
+    have moved, and loses everything its file had not synced; back, it moves there at once.
+    The peers hold the message it sent: moves in its place would be two signed messages for
+    one step, and seat 0 named for equivocation. It must send that message again, the same
+    (it was synced before it left, client/game.py `_publish`), and move later; the game ends
+    agreed with nobody named."""
     identities = [Identity.generate() for _ in range(PLAYERS)]
     crashed: list[int] = []
     sent: list[tuple[bytes, bytes]] = []
@@ -258,4 +259,22 @@ async def test_a_seat_back_from_a_crash_never_sends_moves_where_it_sent_none_bef
     step, frame = crashed[0], sent[0]
     after = GameFile.read(back.gamefile.path)
     assert after.steps[step][0] == frame  # the message sent before the crash, again
-    assert any(moved > step for moved in after.own)  # the move went out later
+    moved = [later for later, own in after.own.items() if StepBody.decode(own[0]).actions]
+    assert any(later > step for later in moved)  # the move went out later
+
+
+def test_a_game_file_of_format_2_still_reads_and_its_passive_steps_are_honoured(tmp_path):
+    """A format-2 file recorded only how far messages without moves went out
+    (`passive_until`); a seat resumed from one still sends no moves up to there."""
+    game, _, _, _ = a_game(tmp_path)
+    header = {"kind": "header", "format": 2, "roster": game.roster.to_wire(), "seat": 0,
+              "contributions": list(game.table.contributions), "seed": bytes(32),
+              "listen_host": "127.0.0.1"}  # fmt: skip
+    old = GameFileWriter(tmp_path / "old.game")
+    for record in (header, {"kind": "passive_until", "step": 16}):
+        old.write(record)
+    old.close()
+    saved = GameFile.read(tmp_path / "old.game")
+    assert saved.passive_until == 16 and saved.steps == [] and saved.own == {}
+    game.restore(saved)
+    assert game._passive_after_restart == 16

@@ -469,9 +469,11 @@ def test_keys_message_types_are_checked():
 
 @pytest.mark.slow
 def test_a_message_without_moves_is_made_again_the_same_by_a_seat_rebuilt_from_the_steps():
-    """What lets a client send such a message before it is on disk (client/game.py
-    `_publish`): after a crash, the seat rebuilt from its seed and the signed steps makes the
-    same bytes for that step, in deck rounds, ordinary steps and the seed's reveal alike."""
+    """The seat rebuilt from its seed and the same signed steps makes the same bytes for that
+    step, in deck rounds, ordinary steps and the seed's reveal alike. (A client no longer
+    relies on it after a crash: the steps lost with it may come back in another version from
+    an equivocating seat, so every message is on disk before it leaves, client/game.py
+    `_publish`.)"""
     game = LocalGame.new(3, proof_rounds=1, label=b"made again")
     sent: list[dict[int, bytes]] = []
 

@@ -48,13 +48,13 @@ class RecordingMesh:
         self.dropped: list[tuple[int, str]] = []
         self.closed = False
 
-    def send(self, seat: int, message: Message) -> bool:
+    def send(self, seat: int, message: Message | bytes) -> bool:
+        if isinstance(message, bytes):
+            message = PEER_LINK.decode(message)
         self.sent.append((seat, message))
         return True
 
     def broadcast(self, message: Message | bytes, skip: Any = ()) -> None:
-        if isinstance(message, bytes):
-            message = PEER_LINK.decode(message)
         for seat in sorted(self.connected - set(skip)):
             self.send(seat, message)
 

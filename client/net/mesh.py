@@ -20,6 +20,7 @@ the peer, broken on the way, silent, refused...), which is all this side can kno
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 from enum import Enum
 from typing import Any
@@ -419,6 +420,7 @@ class Mesh:
         self.links: dict[int, PeerLink] = {}
         self.sent_frames = 0  # what this seat put on its links, relays included
         self.sent_bytes = 0
+        self.sent_bytes_to: Counter[int] = Counter()  # ... and to each seat
         self._attempts: dict[int, int] = {}
         self._redials: dict[int, Any] = {}
         self.started = False
@@ -438,11 +440,13 @@ class Mesh:
     def connected(self) -> set[int]:
         return set(self.links)
 
-    def send(self, seat: int, message: Message) -> bool:
+    def send(self, seat: int, message: Message | bytes) -> bool:
+        """A message, or one already encoded, to one seat; False if its link is down."""
         link = self.links.get(seat)
         if link is None:
             return False
-        self._send(link, make_frame(encode_message(message), PEER_MAX_FRAME))
+        encoded = message if isinstance(message, bytes) else encode_message(message)
+        self._send(link, make_frame(encoded, PEER_MAX_FRAME))
         return True
 
     def broadcast(self, message: Message | bytes, skip: Sequence[int] = ()) -> None:
@@ -455,8 +459,10 @@ class Mesh:
                 self._send(link, framed)
 
     def _send(self, link: PeerLink, framed: bytes) -> None:
+        assert link.seat is not None
         self.sent_frames += 1
         self.sent_bytes += len(framed)
+        self.sent_bytes_to[link.seat] += len(framed)
         if self.faults is None:
             link.send_frame(framed)
         else:
