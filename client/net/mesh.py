@@ -20,8 +20,10 @@ the peer, broken on the way, silent, refused...), which is all this side can kno
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 from enum import Enum
+from ipaddress import IPv6Address, IPv6Network, ip_address
 from typing import Any
 
 from twisted.internet.defer import Deferred, DeferredList, succeed
@@ -59,6 +61,15 @@ CLOSE_GRACE = 5.0  # seconds a closing link may take to send what it holds
 #: own buffer filled up). The most an honest peer can be owed at once is a catch-up answer
 #: (client/game.py bounds each), far below this; past it the link is cut, not buffered for ever.
 MAX_UNREAD_BYTES = 4 * 1024 * 1024
+#: Accepted links not yet in a game (TLS handshaking, or waiting for their hello or for their
+#: game's roster) the listener keeps, from one address (an IPv6 /64) and in all. Past either,
+#: it cuts the oldest such link of the address that holds the most: never the newest, so a
+#: flood costs at most this many sockets and handshakes (each ends within HANDSHAKE_TIMEOUT
+#: anyway), and an honest seat that dials in the midst of one still gets through. A cut
+#: link's socket closes on the reactor's next turn; while MAX_PENDING cut ones wait for it (a
+#: burst faster than the reactor turns), new connections are refused at once instead.
+MAX_PENDING_PER_ADDRESS = 8
+MAX_PENDING = 64
 
 
 class LinkLoss(Enum):
@@ -325,7 +336,10 @@ class PeerLink(Protocol):
 
 
 class PeerListener(Factory):
-    """The client's peer port: accepts links and hands each to the mesh of its game."""
+    """The client's peer port: accepts links and hands each to the mesh of its game.
+
+    Until a link is in a game it is `pending`, oldest first, with the address it came from;
+    the caps above bound how many, and how many cut ones may wait to close (`cut`)."""
 
     def __init__(
         self, reactor: Any, identity: Identity, unknown_game_wait: float = UNKNOWN_GAME_WAIT
@@ -335,7 +349,9 @@ class PeerListener(Factory):
         self.unknown_game_wait = unknown_game_wait
         self.port: IListeningPort | None = None
         self.meshes: dict[bytes, Mesh] = {}
-        self.waiting: dict[PeerLink, tuple[PeerHello, Any]] = {}
+        self.pending: dict[PeerLink, str] = {}
+        self.cut: set[PeerLink] = set()  # cut for room, their sockets not yet closed
+        self.waiting: dict[PeerLink, tuple[PeerHello, Any]] = {}  # hello heard, game unknown
 
     def listen(self, description: str = "tcp:0") -> Deferred[int]:
         """Start listening (`tcp:0` picks a free port); fires with the port number."""
@@ -352,25 +368,28 @@ class PeerListener(Factory):
 
         return started.addCallback(listening)
 
-    def buildProtocol(self, addr: Any) -> PeerLink:
-        return PeerLink(self, None, None)
+    def buildProtocol(self, addr: Any) -> PeerLink | None:
+        if len(self.cut) >= MAX_PENDING:
+            return None  # the port closes the connection now
+        link = PeerLink(self, None, None)
+        self.pending[link] = address_of(addr)
+        self._make_room()
+        return link
 
     def register(self, mesh: Mesh) -> None:
         self.meshes[mesh.roster.game_id] = mesh
-        for link, (hello, timer) in list(self.waiting.items()):
+        for link, (hello, _) in list(self.waiting.items()):
             if hello.game == mesh.roster.game_id:
-                timer.cancel()
-                del self.waiting[link]
+                self._forget(link)
                 link.attach(mesh, hello)
 
     def unregister(self, mesh: Mesh) -> None:
         self.meshes.pop(mesh.roster.game_id, None)
 
     def stop(self) -> Deferred[None]:
-        for link, (_, timer) in list(self.waiting.items()):
-            timer.cancel()
-            link.close()
-        self.waiting.clear()
+        for link in list(self.pending):
+            self._forget(link)
+            link._fail("this client stopped listening")
         if self.port is None:
             return succeed(None)
         stopped: Deferred[None] = self.port.stopListening()
@@ -379,19 +398,54 @@ class PeerListener(Factory):
     def _route(self, link: PeerLink, hello: PeerHello) -> None:
         mesh = self.meshes.get(hello.game)
         if mesh is not None:
+            self._forget(link)
             link.attach(mesh, hello)
             return
         timer = self.reactor.callLater(self.unknown_game_wait, self._unknown_game, link)
         self.waiting[link] = (hello, timer)
 
     def _unknown_game(self, link: PeerLink) -> None:
-        self.waiting.pop(link, None)
+        self._forget(link)
         link._fail("the peer named a game this client is not in")
 
+    def _make_room(self) -> None:
+        """Cut the oldest pending link of the address holding the most while a cap is
+        passed (the newest, last in `pending`, is never the first of its address)."""
+        held = Counter(self.pending.values())
+        while len(self.pending) > MAX_PENDING or max(held.values()) > MAX_PENDING_PER_ADDRESS:
+            most = max(held.values())
+            oldest, address = next(
+                (link, address) for link, address in self.pending.items() if held[address] == most
+            )
+            held[address] -= 1
+            self._forget(oldest)
+            self.cut.add(oldest)
+            oldest._fail(f"too many links from {address} are not in a game yet: the oldest is cut")
+
     def _forget(self, link: PeerLink) -> None:
+        """The link is in a game now, or gone."""
+        self.pending.pop(link, None)
+        self.cut.discard(link)
         entry = self.waiting.pop(link, None)
         if entry is not None and entry[1].active():
             entry[1].cancel()
+
+
+def address_of(addr: Any) -> str:
+    """Where a link comes from, as the caps count it: its host, or for IPv6 its /64 (one
+    machine is often given a whole /64)."""
+    host = getattr(addr, "host", None)
+    if not isinstance(host, str):
+        return str(addr)
+    try:
+        ip = ip_address(host)
+    except ValueError:
+        return host
+    if isinstance(ip, IPv6Address):
+        if ip.ipv4_mapped is not None:
+            return str(ip.ipv4_mapped)
+        return str(IPv6Network((ip, 64), strict=False))
+    return host
 
 
 class Mesh:
