@@ -9,6 +9,9 @@ Modes:
 - `swap-key`: seat 0 is told that seat 1 has a key of the lobby's and sits at the lobby's own
   address, and seat 1 that seat 0 has another key of the lobby's: the lobby relays the link
   between them (tests/relay.py's Splice), reading all of it;
+- `swap-key-bare`: every member but seat 1 is told that seat 1 has a key of the lobby's, at
+  seat 1's own address; nobody sits in the middle, so no link to seat 1 can come up;
+- `differ`: the third member's roster has seats 0 and 1 swapped (the others get the real one);
 - `reuse-id`: every room gets the same room id and the same lobby game id;
 - `on-path`: every seat's link goes through a relay of tests/relay.py (as a machine on the
   path of every link would be), which records every byte (`--dump FILE` at the end) and, in
@@ -48,6 +51,7 @@ from tests.relay import (
 )
 
 LOCAL = "127.0.0.1"
+MODES = ("lower-options", "swap-key", "swap-key-bare", "differ", "reuse-id", "on-path")
 ATTACK_AT = 30_000  # bytes into a connection: past its handshake and hellos
 APPLICATION_DATA = 23  # a TLS record's content type: what the link carries, sealed
 
@@ -124,6 +128,12 @@ class HostileLobby(Lobby):
         seats = list(roster.seats)
         if self.mode == "lower-options" and seat == 1:
             return dataclasses.replace(roster, options=RoomOptions(proof_rounds=1))
+        if self.mode == "swap-key-bare" and seat != 1:
+            seats[1] = dataclasses.replace(seats[1], public_key=self.lobby_keys[0].public_key)
+            return dataclasses.replace(roster, seats=tuple(seats))
+        if self.mode == "differ" and seat == 2:
+            seats[0], seats[1] = seats[1], seats[0]
+            return dataclasses.replace(roster, seats=tuple(seats))
         if self.mode == "reuse-id":
             return dataclasses.replace(roster, room_id=1, game_id=bytes(16))
         if self.mode == "swap-key" and seat in (0, 1):
@@ -190,7 +200,7 @@ async def run(reactor: Any, options: argparse.Namespace) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(prog="python -m tests.hostile_lobby")
-    parser.add_argument("mode", choices=("lower-options", "swap-key", "reuse-id", "on-path"))
+    parser.add_argument("mode", choices=MODES)
     parser.add_argument("--dump", help="write every byte the relays carried here, at the end")
     parser.add_argument(
         "--tamper", action="append", default=[], choices=("flip", "inject", "replay", "drop")

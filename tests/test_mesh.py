@@ -5,7 +5,7 @@ from __future__ import annotations
 import secrets
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest_twisted
 from twisted.internet import reactor
@@ -14,9 +14,10 @@ from twisted.internet.protocol import Factory, Protocol
 from twisted.internet.task import deferLater
 
 from client.net import LinkLoss, Mesh, MeshHandler, PeerListener
+from protocol.cards import MAX_PLAYERS
 from protocol.identity import Identity
 from protocol.messages import PROTOCOL_VERSION, GameStart, Message, RoomOptions, Seat, encode, frame
-from protocol.peer_messages import HANDSHAKE_MAX_FRAME, PeerChat, PeerHello
+from protocol.peer_messages import HANDSHAKE_MAX_FRAME, PeerChat, PeerHello, TableRefusal
 from tests.relay import UP, DropUnits, FlipBytes, Inject, Relay, Replay, Tamper, tls_records
 from tests.waiting import Watched, within
 
@@ -125,6 +126,67 @@ async def test_a_seat_that_cannot_prove_its_roster_key_gets_no_link():
         # honest seat ever takes the impostor for seat 1.
         await t.events[0].when(lambda e: len([d for d in e.downs if d[0] == 1]) >= 2)
         assert 1 not in t.events[0].ever_up and 1 not in t.events[2].ever_up
+    finally:
+        await t.close()
+
+
+class Refusing(Events):
+    """A seat that has refused its table: it says so first on every link (`said`), and
+    records the wrong keys the mesh reports."""
+
+    said: ClassVar[list[Message]] = []
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.wrong: list[tuple[int, bytes | None, bool]] = []
+
+    def wrong_key(self, seat: int, shown: bytes | None, dialled: bool) -> None:
+        self.wrong.append((seat, shown, dialled))
+        self.changed()
+
+    def said_first(self) -> list[Message]:
+        return self.said
+
+
+def refusals(game: bytes, count: int) -> list[Message]:
+    return [
+        TableRefusal(game, 0, f"refusal {n}", b"roster", signature=bytes(64)) for n in range(count)
+    ]
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_seat_at_a_wrong_key_hears_only_the_refusals_said_first_and_gets_no_link():
+    """Seat 0 dials the impostor at seat 1, and the impostor dials seat 2: each honest end
+    reports the wrong key (with which side dialled) and says its refusals before the link
+    closes; the impostor reads them and never gets a link."""
+    t = await table(3, impostor=1, start=False, events=Refusing)
+    Refusing.said = refusals(t.meshes[0].roster.game_id, 2)
+    shown = t.meshes[1].identity.public_key
+    try:
+        for mesh in t.meshes:
+            mesh.start()
+        await t.events[0].when(lambda e: (1, shown, True) in e.wrong)
+        await t.events[2].when(lambda e: (1, shown, False) in e.wrong)
+        heard = t.events[1]
+        await heard.when(lambda e: len([m for m in e.messages if m[1] in Refusing.said]) >= 4)
+        assert 1 not in t.events[0].ever_up and 1 not in t.events[2].ever_up
+        assert t.events[1].ever_up == set()
+    finally:
+        await t.close()
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_link_carries_at_most_a_table_of_refusals_before_its_hello():
+    t = await table(3, start=False, events=Refusing)
+    Refusing.said = refusals(t.meshes[0].roster.game_id, MAX_PLAYERS + 1)
+    try:
+        t.meshes[0].redial_delays = (30.0,)  # one link: what it carried is all seat 1 read
+        t.meshes[1].start()
+        t.meshes[0].start()  # dials seat 1: says eight refusals first
+        await t.events[0].when(lambda e: any(d[0] == 1 for d in e.downs))
+        read = [m for m in t.events[1].messages if m[1] in Refusing.said]
+        assert 0 < len(read) <= MAX_PLAYERS
+        assert 1 not in t.events[0].ever_up
     finally:
         await t.close()
 
