@@ -13,7 +13,7 @@ from __future__ import annotations
 import argparse
 import secrets
 import sys
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from concurrent.futures import Executor, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
@@ -210,10 +210,12 @@ async def agree_on_table(
     roster: GameStart,
     terms: RoomOptions | None,
     say: Callable[[str], None],
+    own_bots: Mapping[str, bytes] | None = None,
 ) -> TableSetup:
     """Agree with the other players on this roster (`terms`: the options of the room this
-    client joined and readied for); says the table code and any warning. TableRefused, with
-    the reason, if the table will not start."""
+    client joined and readied for; `own_bots`: the name and key of each bot it started for
+    that room); says the table code and any warning. TableRefused, with the reason, if the
+    table will not start."""
     keys = [member.public_key for member in roster.seats]
     if identity.public_key not in keys:
         raise TableRefused("the lobby sent a roster without this client's key in it")
@@ -226,6 +228,7 @@ async def agree_on_table(
         terms=terms,
         allow_weak_proofs=seat.allow_weak_proofs,
         deadline=seat.step_deadline,
+        own_bots=own_bots,
     )
     agreed = await setup.start()
     for line in table_lines(agreed, setup.warnings):

@@ -2,8 +2,10 @@
 for nothing (protocol/table.py says what is agreed and why).
 
 1. This client checks the roster against the room it joined and readied for (the lobby may not
-   change the terms) and against its own proof floor; a roster it refuses is refused before
-   any link is dialled, and the others are told why (`table_refusal`).
+   change the terms), against its own proof floor, and against the keys of the bots it started
+   for the room (each must be at its bot's seat: a lobby that puts its own client there would
+   otherwise play that seat, and the real bot a table of its own); a roster it refuses is
+   refused before any link is dialled, and the others are told why (`table_refusal`).
 2. Every seat sends `table_commit`: the roster as it got it, and a commitment to a fresh random
    contribution. A roster that differs from this seat's ends the setup at once, naming each
    difference (the lobby gave the players different rosters).
@@ -28,6 +30,7 @@ from __future__ import annotations
 
 import hmac
 import secrets
+from collections.abc import Mapping
 from typing import Any
 
 from twisted.internet.defer import Deferred
@@ -105,7 +108,9 @@ class TableSetup(MeshHandler):
         known_players: RememberedKeys | None = None,
         agreed: AgreedTable | None = None,
         mesh_options: dict[str, Any] | None = None,
+        own_bots: Mapping[str, bytes] | None = None,
     ) -> None:
+        """`own_bots`: the name and key of each bot this client started for this room."""
         self.reactor = reactor
         self.identity = identity
         self.roster = roster
@@ -117,6 +122,7 @@ class TableSetup(MeshHandler):
         self.deadline = deadline
         self.refusal_grace = refusal_grace
         self.known_players = known_players
+        self.own_bots = dict(own_bots or {})
         self.mesh = Mesh(reactor, identity, roster, seat, self, listener, **(mesh_options or {}))
         self.done: Deferred[AgreedTable] = Deferred()
         self.game: MeshHandler | None = None
@@ -151,7 +157,7 @@ class TableSetup(MeshHandler):
         table, or fails with TableRefused."""
         problem = self._local_problem()
         if problem is not None:
-            self._refuse(problem)
+            self._refuse(*problem)
             return self.done
         self._timer = self.reactor.callLater(self.deadline, self._too_late)
         self.mesh.start()
@@ -166,8 +172,9 @@ class TableSetup(MeshHandler):
         for seat, message in early:
             game.received(seat, message)
 
-    def _local_problem(self) -> str | None:
-        """Why this client refuses the roster by itself, before any link."""
+    def _local_problem(self) -> tuple[str, str] | None:
+        """Why this client refuses the roster by itself, before any link: for this player,
+        and as signed for the others."""
         problems = []
         keys = [member.public_key for member in self.roster.seats]
         if len(set(keys)) < len(keys):
@@ -181,9 +188,35 @@ class TableSetup(MeshHandler):
         floor = below_the_floor(self.roster.options.proof_rounds, self.allow_weak_proofs)
         if floor is not None:
             problems.append(floor)
+        said = list(problems)
+        for here, there in self._bots_misplaced():
+            problems.append(here)
+            said.append(there)
         if not problems:
             return None
-        return "This client refuses the game: " + ". Also, ".join(problems) + "."
+        here, there = (
+            "This client refuses the game: " + ". Also, ".join(words) + "."
+            for words in (problems, said)
+        )
+        return here, there
+
+    def _bots_misplaced(self) -> list[tuple[str, str]]:
+        """Each bot of this client's that the roster does not seat with its own key: for this
+        player, and for the others."""
+        me = self.names[self.seat]
+        found = []
+        for name, key in sorted(self.own_bots.items()):
+            at = [member.public_key for member in self.roster.seats if member.name == name]
+            if at == [key]:
+                continue
+            if at:
+                lie = f"the lobby put another key at {{}} bot {name}'s seat"
+                shown = f" (roster: {fingerprint(at[0])}; your bot: {fingerprint(key)})"
+                found.append((lie.format("your") + shown, lie.format(f"{me}'s")))
+            else:
+                lie = f"the lobby left {{}} bot {name} out of the roster"
+                found.append((lie.format("your"), lie.format(f"{me}'s")))
+        return found
 
     # --- the mesh ---------------------------------------------------------------------------
 

@@ -215,7 +215,8 @@ def test_a_roster_with_one_key_at_two_seats_is_refused_before_any_link() -> None
         terms=None,
         allow_weak_proofs=False,
     )
-    assert "the roster gives two seats the same key" in (setup._local_problem() or "")
+    here, _ = setup._local_problem() or ("", "")
+    assert "the roster gives two seats the same key" in here
 
 
 def test_a_changed_key_is_warned_about_by_name(tmp_path) -> None:
@@ -393,6 +394,41 @@ async def test_terms_lowered_for_one_client_are_refused_by_it_and_the_others_hea
         assert "proof_rounds is 1, not 40" in victim
         for _, error in (found[0], found[2]):
             assert "p1" in str(error)  # told by the victim, or their own roster comparison
+    finally:
+        await close()
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_bot_of_this_client_at_its_seat_with_its_key_passes_the_check() -> None:
+    made, close = await setups(3)
+    made[0].own_bots = {f"p{n}": made[0].roster.seats[n].public_key for n in (1, 2)}
+    try:
+        found = await outcomes(made)
+        assert all(ok for ok, _ in found), found
+    finally:
+        await close()
+
+
+@pytest_twisted.ensureDeferred
+async def test_another_key_at_the_seat_of_a_bot_of_this_client_is_refused_before_any_link() -> None:
+    """p0 started the bot p2 (it knows its key); the lobby seated another key under p2's
+    name. p0 refuses before dialling, saying so, and the others hear it."""
+    made, close = await setups(3)
+    made[0].own_bots = {"p2": Identity.generate().public_key}
+    try:
+        found = await outcomes(made)
+        assert not any(ok for ok, _ in found)
+        said = [str(error) for _, error in found]
+        assert said[0].startswith(
+            "This client refuses the game: the lobby put another key at your bot p2's seat "
+            "(roster: "
+        )
+        for text in said[1:]:
+            assert (
+                "p0 will not play this table: This client refuses the game: the lobby put "
+                + ("another key at p0's bot p2's seat")
+                in text
+            ), text
     finally:
         await close()
 

@@ -546,6 +546,16 @@ class LobbyScreen(LobbyListener):
     def _own_bots(self) -> dict[bytes, str]:
         return {bot.key: bot.strategy for bot in self.bots if bot.key is not None}
 
+    def _bots_for(self, roster: GameStart) -> dict[str, bytes]:
+        """The name and key of each bot this person started for this roster's room (not one
+        still playing a game the person left): the table check wants each at its seat."""
+        return {
+            bot.name: bot.key
+            for bot in self.bots
+            if bot.name and bot.key and bot.room == roster.room_id
+            and bot not in self.bots_playing_on
+        }  # fmt: skip
+
     def _bot_names(self) -> list[str]:
         return [bot.name for bot in self.bots if bot.name]
 
@@ -615,8 +625,9 @@ class LobbyScreen(LobbyListener):
             screen = self.game_screen(self.terminal)
             screen.own_bots = self._own_bots()
             outcome = await play_roster(
-                self.reactor, seat, self.identity, self.listener, roster, terms, screen
-            )
+                self.reactor, seat, self.identity, self.listener, roster, terms, screen,
+                own_bots=self._bots_for(roster),
+            )  # fmt: skip
             left = outcome.left
         except TableRefused as refused:
             self._error(f"the game did not start: {refused}")

@@ -802,12 +802,16 @@ async def play_roster(
     roster: GameStart,
     terms: RoomOptions | None,
     screen: GameScreen,
+    own_bots: Mapping[str, bytes] | None = None,
 ) -> Outcome:
     """Agree on the table with the others, then play its game at this screen until it ends;
     returns once every link is closed (the peer port may then serve the next game).
-    TableRefused, saying why, if the table does not start."""
+    `own_bots`: the name and key of each bot this client started for the room. TableRefused,
+    saying why, if the table does not start."""
     say = screen.terminal.say
-    setup = await agree_on_table(reactor, seat, identity, listener, roster, terms, say)
+    setup = await agree_on_table(
+        reactor, seat, identity, listener, roster, terms, say, own_bots=own_bots
+    )
     with deck_workers() as executor:
         game = start_game(reactor, seat, identity, listener, setup, screen.player, executor)
         screen.game = game
