@@ -12,7 +12,10 @@ for nothing (protocol/table.py says what is agreed and why).
 3. Holding every commitment, a seat reveals (`table_reveal`); holding every contribution, it
    derives the game's identity and says it (`table_confirm`); once every seat said the same
    identity, the table is agreed: its code is shown, and the keys of the people at it are
-   checked against the last game with them.
+   checked against the last game with them. A client that started bots for the room says its
+   own confirmation only once each of them reported the same roster and identity
+   (`confirm_gate`; a bot reports through `derived`): nobody can complete the table without
+   it, so a bot given another table by the lobby stops the deal.
 
 Nothing here blames anyone: what goes wrong before the deal stops the table with a sentence
 that says what happened, and no verdict. A lie of the lobby is said as soon as this seat sees
@@ -30,7 +33,7 @@ from __future__ import annotations
 
 import hmac
 import secrets
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from twisted.internet.defer import Deferred
@@ -89,7 +92,12 @@ MAX_REFUSALS_READ = 4 * MAX_PLAYERS
 
 
 class TableRefused(Exception):
-    """The table will not start; the text says why, for a person. Nobody is blamed."""
+    """The table will not start; the text says why, for a person. Nobody is blamed. `said`:
+    the reason as signed for the other players, where it differs (it names this player)."""
+
+    def __init__(self, reason: str, said: str | None = None) -> None:
+        super().__init__(reason)
+        self.said = said
 
 
 class TableSetup(MeshHandler):
@@ -109,8 +117,14 @@ class TableSetup(MeshHandler):
         agreed: AgreedTable | None = None,
         mesh_options: dict[str, Any] | None = None,
         own_bots: Mapping[str, bytes] | None = None,
+        derived: Callable[[GameStart, bytes], None] | None = None,
+        confirm_gate: Callable[[bytes], Deferred[None]] | None = None,
     ) -> None:
-        """`own_bots`: the name and key of each bot this client started for this room."""
+        """`own_bots`: the name and key of each bot this client started for this room.
+        `derived` hears the roster and the identity as soon as this seat derives it (a bot
+        tells the client that started it). `confirm_gate(identity)` fires once this seat may
+        confirm that identity, or fails with TableRefused (the client that started bots:
+        each must have reported the same)."""
         self.reactor = reactor
         self.identity = identity
         self.roster = roster
@@ -123,6 +137,8 @@ class TableSetup(MeshHandler):
         self.refusal_grace = refusal_grace
         self.known_players = known_players
         self.own_bots = dict(own_bots or {})
+        self.derived = derived
+        self.confirm_gate = confirm_gate
         self.mesh = Mesh(reactor, identity, roster, seat, self, listener, **(mesh_options or {}))
         self.done: Deferred[AgreedTable] = Deferred()
         self.game: MeshHandler | None = None
@@ -149,6 +165,7 @@ class TableSetup(MeshHandler):
                 s: commitment(roster, s, c) for s, c in enumerate(agreed.contributions)
             }
             self._identity = agreed.identity
+            self._confirms[seat] = agreed.identity
 
     # --- starting, and handing over --------------------------------------------------------
 
@@ -295,8 +312,8 @@ class TableSetup(MeshHandler):
         said: list[Message] = [TableCommit(roster_bytes(self.roster), self._commitments[self.seat])]
         if len(self._commitments) == self.players:
             said.append(TableReveal(self._contributions[self.seat]))
-        if self._identity is not None:
-            said.append(TableConfirm(self._identity))
+        if self.seat in self._confirms:
+            said.append(TableConfirm(self._confirms[self.seat]))
         return said
 
     # --- the three rounds -------------------------------------------------------------------
@@ -346,10 +363,26 @@ class TableSetup(MeshHandler):
         if self._identity is not None or len(self._contributions) < self.players:
             return
         ordered = [self._contributions[seat] for seat in range(self.players)]
-        self._identity = game_identity(self.roster, ordered)
-        self._confirms[self.seat] = self._identity
-        self.mesh.broadcast(TableConfirm(self._identity))
+        identity = self._identity = game_identity(self.roster, ordered)
+        if self.derived is not None:
+            self.derived(self.roster, identity)
+        if self.confirm_gate is None:
+            self._confirm_own(identity)
+            return
+        self.confirm_gate(identity).addCallbacks(
+            lambda _: self._confirm_own(identity), self._gate_refused
+        )
+
+    def _confirm_own(self, identity: bytes) -> None:
+        if self.agreed is not None or self._refusal is not None:
+            return
+        self._confirms[self.seat] = identity
+        self.mesh.broadcast(TableConfirm(identity))
         self._maybe_agree()
+
+    def _gate_refused(self, failure: Any) -> None:
+        failure.trap(TableRefused)
+        self._refuse(str(failure.value), said=failure.value.said)
 
     def _confirm(self, seat: int, confirm: TableConfirm) -> None:
         if self.agreed is not None or self._refusal is not None:
@@ -382,6 +415,14 @@ class TableSetup(MeshHandler):
 
     def _too_late(self) -> None:
         self._timer = None
+        if self._identity is not None and self.seat not in self._confirms:
+            late = "{} did not report the table {} got within {} seconds"
+            me, seconds = self.names[self.seat], f"{self.deadline:g}"
+            self._refuse(
+                late.format("your bots", "they", seconds),
+                said=late.format(f"{me}'s bots", "they", seconds),
+            )
+            return
         missing: list[int] = []
         for heard in (self._commitments, self._contributions, self._confirms):
             missing = [s for s in range(self.players) if s not in heard]

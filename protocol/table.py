@@ -51,6 +51,12 @@ def roster_bytes(roster: GameStart) -> bytes:
     return packed
 
 
+def roster_digest(roster: GameStart) -> bytes:
+    """SHA-256 of the roster's canonical encoding: what a bot tells the client that started
+    it about the roster it got."""
+    return hashlib.sha256(roster_bytes(roster)).digest()
+
+
 def _digest(*parts: bytes) -> bytes:
     digest = hashlib.sha256(_DOMAIN)
     for part in parts:

@@ -6,6 +6,7 @@ them, terms the lobby changed, or proofs below the floor."""
 from __future__ import annotations
 
 import dataclasses
+import json
 import re
 import secrets
 from typing import Any
@@ -16,9 +17,12 @@ from hypothesis import given
 from hypothesis import strategies as st
 from twisted.internet import reactor
 from twisted.internet.defer import DeferredList
+from twisted.internet.task import deferLater
 
 from client import table_setup
+from client.bots import RoomBot
 from client.net import PeerListener, RememberedKeys, changed_player_keys
+from client.screen.lobby import bots_agree
 from client.table_setup import MAX_REFUSALS_READ, TableRefused, TableSetup
 from protocol.identity import Identity, fingerprint
 from protocol.messages import GameStart, RoomOptions, Seat
@@ -32,6 +36,7 @@ from protocol.table import (
     read_refusal,
     roster_bytes,
     roster_differences,
+    roster_digest,
     swapped_seats,
     table_code,
 )
@@ -427,6 +432,66 @@ async def test_another_key_at_the_seat_of_a_bot_of_this_client_is_refused_before
             assert (
                 "p0 will not play this table: This client refuses the game: the lobby put "
                 + ("another key at p0's bot p2's seat")
+                in text
+            ), text
+    finally:
+        await close()
+
+
+def a_room_bot(room: int = 7) -> RoomBot:
+    bot = RoomBot("planner", room, "ann-bot1")
+    bot.heard(json.dumps({"seated": room, "name": "p2", "key": "00" * 32}))
+    return bot
+
+
+def test_a_bot_reports_its_table_to_the_client_that_started_it() -> None:
+    bot = a_room_bot()
+    bot.heard(json.dumps({"table": 8, "roster": "11" * 32, "identity": "22" * 16}))  # elsewhere
+    bot.heard("p2 planted red in field 1")
+    bot.heard(json.dumps({"table": 7, "roster": "zz", "identity": "22" * 16}))
+    assert not bot.reported.called
+    bot.heard(json.dumps({"table": 7, "roster": "11" * 32, "identity": "22" * 16}))
+    bot.heard(json.dumps({"table": 7, "roster": "33" * 32, "identity": "44" * 16}))  # once
+    assert bot.reported.called and bot.table == (bytes([0x11]) * 32, bytes([0x22]) * 16)
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_client_with_bots_confirms_only_once_they_reported_the_same_table() -> None:
+    """p0 started the bot p2: p0's own confirmation waits for p2's report, so nobody's table
+    is agreed before it; the same roster and identity let it through."""
+    made, close = await setups(3)
+    bot = a_room_bot()
+    made[0].confirm_gate = bots_agree([bot], made[0].roster, "p0")
+    made[2].derived = lambda roster, identity: bot.heard(
+        json.dumps({"table": 7, "roster": roster_digest(roster).hex(), "identity": identity.hex()})
+    )
+    reported = bot.heard
+    bot.heard = lambda line: reactor.callLater(0.5, reported, line)  # the bot is slow to say
+    try:
+        started = DeferredList([s.start() for s in made], consumeErrors=True)
+        await within(deferLater(reactor, 0.3, lambda: None))
+        assert not any(s.done.called for s in made)
+        results = await within(started, 20)
+        assert all(ok for ok, _ in results), results
+    finally:
+        await close()
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_bot_that_derived_another_table_stops_the_deal_in_words() -> None:
+    made, close = await setups(3)
+    bot = a_room_bot()
+    made[0].confirm_gate = bots_agree([bot], made[0].roster, "p0")
+    bot.heard(json.dumps({"table": 7, "roster": "11" * 32, "identity": "22" * 16}))
+    try:
+        found = await outcomes(made)
+        assert not any(ok for ok, _ in found)
+        said = [str(error) for _, error in found]
+        assert said[0].startswith("the lobby gave your bot p2 another roster than yours.")
+        for text in said[1:]:
+            assert (
+                "p0 will not play this table: the lobby gave p0's bot p2 another roster "
+                + ("than p0")
                 in text
             ), text
     finally:
