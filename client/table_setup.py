@@ -50,12 +50,12 @@ from client.net import (
 from protocol.cards import MAX_PLAYERS
 from protocol.identity import Identity, fingerprint
 from protocol.messages import (
-    ERROR_TEXT_MAX_CHARS,
     LOBBY_EVENTS,
     GameStart,
     Message,
     MessageError,
     RoomOptions,
+    clip_text,
 )
 from protocol.peer_messages import TableCommit, TableConfirm, TableRefusal, TableReveal, sign
 from protocol.sealed import describe_key
@@ -416,12 +416,8 @@ class TableSetup(MeshHandler):
     def _too_late(self) -> None:
         self._timer = None
         if self._identity is not None and self.seat not in self._confirms:
-            late = "{} did not report the table {} got within {} seconds"
-            me, seconds = self.names[self.seat], f"{self.deadline:g}"
-            self._refuse(
-                late.format("your bots", "they", seconds),
-                said=late.format(f"{me}'s bots", "they", seconds),
-            )
+            late = f"{{}} bots did not report the table they got within {self.deadline:g} seconds"
+            self._refuse(late.format("your"), said=late.format(f"{self.names[self.seat]}'s"))
             return
         missing: list[int] = []
         for heard in (self._commitments, self._contributions, self._confirms):
@@ -469,17 +465,18 @@ class TableSetup(MeshHandler):
         `done` fails with all this player heard. The grace is kept whole even once every
         seat has refused: a seat cannot know that the others heard it (one that refused on
         hearing another may not have reached the first yet). A second reason is only added
-        to what the player reads."""
+        to what the player reads (up to MAX_REFUSALS_READ of them)."""
         if self.agreed is not None:
             return
         if self._refusal is not None:
-            if reason != self._refusal and reason not in self._also:
+            fresh = reason != self._refusal and reason not in self._also
+            if fresh and len(self._also) < MAX_REFUSALS_READ:
                 self._also.append(reason)
             return
         self._refusal = reason
         self._cancel_timer()
         log.info("the table will not start: {reason}", reason=reason)
-        words = clip(said or reason)
+        words = clip_text(said or reason)
         own = TableRefusal(self.roster.game_id, self.seat, words, roster_bytes(self.roster))
         own = sign(self.identity, own)
         self._read.add(own)
@@ -497,11 +494,6 @@ class TableSetup(MeshHandler):
         if self._timer is not None and self._timer.active():
             self._timer.cancel()
         self._timer = None
-
-
-def clip(text: str) -> str:
-    """A reason as a refusal may carry it."""
-    return text if len(text) <= ERROR_TEXT_MAX_CHARS else text[: ERROR_TEXT_MAX_CHARS - 1] + "…"
 
 
 def sentence(text: str) -> str:

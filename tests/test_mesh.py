@@ -9,7 +9,7 @@ from typing import Any, ClassVar
 
 import pytest_twisted
 from twisted.internet import reactor
-from twisted.internet.endpoints import TCP4ClientEndpoint
+from twisted.internet.endpoints import TCP4ClientEndpoint, TCP4ServerEndpoint
 from twisted.internet.protocol import Factory, Protocol
 from twisted.internet.task import deferLater
 
@@ -456,5 +456,31 @@ async def test_a_peer_that_stops_reading_is_cut_off_at_the_bound():
             reason for _, reason in t.events[0].blamed if "stopped reading" in reason
         ]
         assert any("stopped reading" in reason for _, reason in t.events[0].downs)
+    finally:
+        await t.close()
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_mesh_closed_while_a_dial_is_in_its_handshake_closes_that_link_too():
+    """Seat 1's address answers TCP and says nothing more: the dial waits in its TLS
+    handshake. Closing the mesh closes it too (a refusing seat closes its mesh while it still
+    dials); the test's reactor check finds nothing left behind."""
+    silent: list[Raw] = []
+    server = await within(
+        TCP4ServerEndpoint(reactor, 0, interface="127.0.0.1").listen(
+            Factory.forProtocol(lambda: silent.append(Raw()) or silent[-1])
+        )
+    )
+    t = await table(3, start=False)
+    seats = list(t.meshes[0].roster.seats)
+    seats[1] = replace(seats[1], port=server.getHost().port)
+    t.meshes[0].roster = replace(t.meshes[0].roster, seats=tuple(seats))
+    t.extra_closers.append(server.stopListening)
+    try:
+        t.meshes[0].start()  # dials seat 1 (silent) and seat 2 (not started: it waits)
+        await deferLater(reactor, 0.3, lambda: None)  # connected, the handshakes waiting
+        assert len(silent) == 1 and not silent[0].lost
+        await within(t.meshes[0].close(), 3)
+        await silent[0].when(lambda raw: raw.lost, 2)  # not at the handshake timeout (10 s)
     finally:
         await t.close()

@@ -16,7 +16,7 @@ import pytest_twisted
 from hypothesis import given
 from hypothesis import strategies as st
 from twisted.internet import reactor
-from twisted.internet.defer import DeferredList
+from twisted.internet.defer import Deferred, DeferredList
 from twisted.internet.task import deferLater
 
 from client import table_setup
@@ -378,6 +378,9 @@ async def test_a_flood_of_refusals_costs_a_bounded_number_of_reads() -> None:
         assert len(reads) == MAX_REFUSALS_READ
         assert setup._refusal is not None and "a refusal in p1's name" in setup._refusal
         assert setup._also == []  # the junk verified against no key: nobody said it
+        for _ in range(MAX_REFUSALS_READ * 2):  # machines with ever new keys, as seat 2
+            setup.wrong_key(2, Identity.generate().public_key, dialled=False)
+        assert len(setup._also) == MAX_REFUSALS_READ
         await within(setup.done.addErrback(lambda failure: failure.value), GRACE + 3)
     finally:
         table_setup.read_refusal = real
@@ -473,6 +476,20 @@ async def test_a_client_with_bots_confirms_only_once_they_reported_the_same_tabl
         assert not any(s.done.called for s in made)
         results = await within(started, 20)
         assert all(ok for ok, _ in results), results
+    finally:
+        await close()
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_bot_that_never_reports_holds_the_table_until_the_deadline_which_says_so() -> None:
+    made, close = await setups(3, per_seat={0: {"deadline": 1.0}})
+    made[0].confirm_gate = lambda identity: Deferred()
+    try:
+        found = await outcomes(made)
+        assert str(found[0][1]).startswith(
+            "your bots did not report the table they got within 1 seconds."
+        )
+        assert "p0's bots did not report the table they got" in str(found[1][1])
     finally:
         await close()
 

@@ -296,6 +296,7 @@ class PeerLink(Protocol):
         """The listener found this link's game: check the seat and its key, and answer."""
         self.listener = None
         self.mesh = mesh
+        mesh._track(self)
         if not (0 <= hello.seat < len(mesh.roster.seats)) or hello.seat >= mesh.seat:
             self._fail(f"seat {hello.seat} may not dial seat {mesh.seat} in this game")
             return
@@ -473,6 +474,9 @@ class Mesh:
         self.sent_bytes = 0
         self._attempts: dict[int, int] = {}
         self._redials: dict[int, Any] = {}
+        #: Links not up yet: dialled (with the attempt to connect) or accepted for this game;
+        #: closed with the mesh, like those up (a refusing seat goes on dialling until then).
+        self._unproven: dict[PeerLink, Deferred[Any] | None] = {}
         self.started = False
         self.closed = False
 
@@ -533,6 +537,11 @@ class Mesh:
                 timer.cancel()
         self._redials.clear()
         links = list(self.links.values())
+        for link, connecting in list(self._unproven.items()):
+            if link.transport is not None:
+                links.append(link)
+            elif connecting is not None:
+                connecting.cancel()
         for link in links:
             link.close()
         closing = DeferredList([link.lost for link in links], consumeErrors=True)
@@ -561,9 +570,15 @@ class Mesh:
             # key can be told why the table will not start.
             endpoint = sealed.dial(endpoint, self.identity, lambda key: True, self.reactor)
         connecting = endpoint.connect(Factory.forProtocol(lambda: link))
-        connecting.addErrback(lambda failure: self._dial_failed(seat, failure))
+        self._track(link, connecting)
+        connecting.addErrback(lambda failure: self._dial_failed(seat, link, failure))
 
-    def _dial_failed(self, seat: int, failure: Failure) -> None:
+    def _track(self, link: PeerLink, connecting: Deferred[Any] | None = None) -> None:
+        self._unproven[link] = connecting
+        link.lost.addBoth(lambda _: self._unproven.pop(link, None))
+
+    def _dial_failed(self, seat: int, link: PeerLink, failure: Failure) -> None:
+        self._unproven.pop(link, None)
         if self.closed:
             return
         peer = self.roster.seats[seat]
@@ -583,6 +598,7 @@ class Mesh:
 
     def _link_authenticated(self, link: PeerLink) -> None:
         assert link.seat is not None
+        self._unproven.pop(link, None)
         if self.closed:
             link.close()
             return
