@@ -2,11 +2,12 @@
 once: real bots as separate processes over TCP on 127.0.0.1 and the real lobby with its rosters
 rewritten (tests/hostile_lobby.py).
 
-- `swap-key-bare`: everyone but bot1 is given another key for bot1, and nobody sits in the
-  middle, so no link to bot1 can ever come up;
-- `differ`: bot2's roster has seats 0 and 1 swapped, so bot2 refuses every link (each dialler
-  shows another key than bot2's roster gives the seat it claims) and nobody hears the others'
-  rosters over a link.
+- `swap-key-bare`: everyone but the player at seat 1 is given another key for that player,
+  and nobody sits in the middle, so no link to it can ever come up;
+- `differ`: the third player's roster has seats 0 and 1 swapped, so it refuses every link
+  (each dialler shows another key than its roster gives the seat claimed) and nobody hears
+  the others' rosters over a link;
+- `bot-seat`: the lobby seats its own client under the name of a person's bot.
 
 Each client that finds the lie refuses at once and signs its refusal with its roster; every
 seat relays what it verified, and says its refusals first on every link it tries, so the
