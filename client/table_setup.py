@@ -24,9 +24,9 @@ seat it is at or claims (the lobby gave someone another key). The refusal is sig
 seat's roster (`TableRefusal`), relayed by every seat that verified it, and said first on
 every link the mesh tries for `REFUSAL_GRACE` seconds, also to the machines whose key does not
 match: the players who can never link with each other hear why, and nobody is left waiting
-for the deadline. The mesh stays with the game: `attach` hands it to the
-game driver, and this object keeps answering the setup on every link that comes up (a peer
-that lost its link, or crashed, before it saw every confirmation).
+for the deadline. The mesh stays with the game: `attach` hands it to the game driver, and
+this object keeps answering the setup on every link that comes up (a peer that lost its link,
+or crashed, before it saw every confirmation).
 """
 
 from __future__ import annotations
