@@ -6,7 +6,7 @@ import secrets
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 import pytest_twisted
@@ -14,7 +14,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from twisted.internet import reactor
 from twisted.internet.address import IPv4Address, IPv6Address
-from twisted.internet.endpoints import TCP4ClientEndpoint
+from twisted.internet.endpoints import TCP4ClientEndpoint, TCP4ServerEndpoint
 from twisted.internet.error import ConnectionAborted, ConnectionDone
 from twisted.internet.protocol import Factory, Protocol
 from twisted.internet.task import Clock, deferLater
@@ -23,9 +23,10 @@ from twisted.python.failure import Failure
 
 from client.net import LinkLoss, Mesh, MeshHandler, PeerListener, sealed
 from client.net.mesh import MAX_PENDING, MAX_PENDING_PER_ADDRESS, PeerLink, address_of
+from protocol.cards import MAX_PLAYERS
 from protocol.identity import Identity
 from protocol.messages import PROTOCOL_VERSION, GameStart, Message, RoomOptions, Seat, encode, frame
-from protocol.peer_messages import HANDSHAKE_MAX_FRAME, PeerChat, PeerHello
+from protocol.peer_messages import HANDSHAKE_MAX_FRAME, PeerChat, PeerHello, TableRefusal
 from tests.link_flood import Flood
 from tests.relay import UP, Block, DropUnits, FlipBytes, Inject, Relay, Replay, Tamper, tls_records
 from tests.waiting import Watched, within
@@ -135,6 +136,67 @@ async def test_a_seat_that_cannot_prove_its_roster_key_gets_no_link():
         # honest seat ever takes the impostor for seat 1.
         await t.events[0].when(lambda e: len([d for d in e.downs if d[0] == 1]) >= 2)
         assert 1 not in t.events[0].ever_up and 1 not in t.events[2].ever_up
+    finally:
+        await t.close()
+
+
+class Refusing(Events):
+    """A seat that has refused its table: it says so first on every link (`said`), and
+    records the wrong keys the mesh reports."""
+
+    said: ClassVar[list[Message]] = []
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.wrong: list[tuple[int, bytes | None, bool]] = []
+
+    def wrong_key(self, seat: int, shown: bytes | None, dialled: bool) -> None:
+        self.wrong.append((seat, shown, dialled))
+        self.changed()
+
+    def said_first(self) -> list[Message]:
+        return self.said
+
+
+def refusals(game: bytes, count: int) -> list[Message]:
+    return [
+        TableRefusal(game, 0, f"refusal {n}", b"roster", signature=bytes(64)) for n in range(count)
+    ]
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_seat_at_a_wrong_key_hears_only_the_refusals_said_first_and_gets_no_link():
+    """Seat 0 dials the impostor at seat 1, and the impostor dials seat 2: each honest end
+    reports the wrong key (with which side dialled) and says its refusals before the link
+    closes; the impostor reads them and never gets a link."""
+    t = await table(3, impostor=1, start=False, events=Refusing)
+    Refusing.said = refusals(t.meshes[0].roster.game_id, 2)
+    shown = t.meshes[1].identity.public_key
+    try:
+        for mesh in t.meshes:
+            mesh.start()
+        await t.events[0].when(lambda e: (1, shown, True) in e.wrong)
+        await t.events[2].when(lambda e: (1, shown, False) in e.wrong)
+        heard = t.events[1]
+        await heard.when(lambda e: len([m for m in e.messages if m[1] in Refusing.said]) >= 4)
+        assert 1 not in t.events[0].ever_up and 1 not in t.events[2].ever_up
+        assert t.events[1].ever_up == set()
+    finally:
+        await t.close()
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_link_carries_at_most_a_table_of_refusals_before_its_hello():
+    t = await table(3, start=False, events=Refusing)
+    Refusing.said = refusals(t.meshes[0].roster.game_id, MAX_PLAYERS + 1)
+    try:
+        t.meshes[0].redial_delays = (30.0,)  # one link: what it carried is all seat 1 read
+        t.meshes[1].start()
+        t.meshes[0].start()  # dials seat 1: says eight refusals first
+        await t.events[0].when(lambda e: any(d[0] == 1 for d in e.downs))
+        read = [m for m in t.events[1].messages if m[1] in Refusing.said]
+        assert 0 < len(read) <= MAX_PLAYERS
+        assert 1 not in t.events[0].ever_up
     finally:
         await t.close()
 
@@ -646,3 +708,29 @@ def test_links_from_one_ipv6_64_or_a_mapped_ipv4_count_as_one_address():
     assert address_of(IPv6Address("TCP", "2001:db8:1:2:bbbb::9", 2)) == "2001:db8:1:2::/64"
     assert address_of(IPv6Address("TCP", "::ffff:192.0.2.7", 3)) == "192.0.2.7"
     assert address_of(IPv4Address("TCP", "192.0.2.7", 4)) == "192.0.2.7"
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_mesh_closed_while_a_dial_is_in_its_handshake_closes_that_link_too():
+    """Seat 1's address answers TCP and says nothing more: the dial waits in its TLS
+    handshake. Closing the mesh closes it too (a refusing seat closes its mesh while it still
+    dials); the test's reactor check finds nothing left behind."""
+    silent: list[Raw] = []
+    server = await within(
+        TCP4ServerEndpoint(reactor, 0, interface="127.0.0.1").listen(
+            Factory.forProtocol(lambda: silent.append(Raw()) or silent[-1])
+        )
+    )
+    t = await table(3, start=False)
+    seats = list(t.meshes[0].roster.seats)
+    seats[1] = replace(seats[1], port=server.getHost().port)
+    t.meshes[0].roster = replace(t.meshes[0].roster, seats=tuple(seats))
+    t.extra_closers.append(server.stopListening)
+    try:
+        t.meshes[0].start()  # dials seat 1 (silent) and seat 2 (not started: it waits)
+        await deferLater(reactor, 0.3, lambda: None)  # connected, the handshakes waiting
+        assert len(silent) == 1 and not silent[0].lost
+        await within(t.meshes[0].close(), 3)
+        await silent[0].when(lambda raw: raw.lost, 2)  # not at the handshake timeout (10 s)
+    finally:
+        await t.close()
