@@ -22,7 +22,13 @@ from twisted.internet.testing import StringTransport
 from twisted.python.failure import Failure
 
 from client.net import LinkLoss, Mesh, MeshHandler, PeerListener, sealed
-from client.net.mesh import MAX_PENDING, MAX_PENDING_PER_ADDRESS, PeerLink, address_of
+from client.net.mesh import (
+    CLOSE_GRACE,
+    MAX_PENDING,
+    MAX_PENDING_PER_ADDRESS,
+    PeerLink,
+    address_of,
+)
 from protocol.cards import MAX_PLAYERS
 from protocol.identity import Identity
 from protocol.messages import PROTOCOL_VERSION, GameStart, Message, RoomOptions, Seat, encode, frame
@@ -651,6 +657,33 @@ def test_a_burst_faster_than_the_reactor_turns_is_refused_once_many_cut_sockets_
     assert sealed_port.buildProtocol(IPv4Address("TCP", "10.0.0.2", 1)) is None
     clock.advance(0)
     assert not listener.cut and accept(listener, "10.0.0.2") is not None
+
+
+def test_a_link_refused_for_its_key_counts_against_the_caps_until_it_is_gone():
+    """A link that names a seat of a game here but shows another key than the roster's is
+    refused and parts (it may still read the refusals said to it, for up to CLOSE_GRACE):
+    until its socket closes the listener still counts it as pending, so links showing wrong
+    keys hold no more sockets than any other links not in a game."""
+    clock = Clock()
+    listener = PeerListener(clock, IDENTITY)
+    keys = [Identity.generate().public_key for _ in range(3)]
+    roster = GameStart(
+        room_id=1,
+        game_id=secrets.token_bytes(16),
+        seats=tuple(Seat(f"p{i}", key, "127.0.0.1", 1) for i, key in enumerate(keys)),
+        options=RoomOptions(),
+    )
+    handler = Refusing()
+    listener.register(Mesh(clock, IDENTITY, roster, 2, handler, listener))
+    link = accept(listener, "10.0.0.1")
+    assert link is not None
+    link.peer_key = Identity.generate().public_key  # what its certificate showed
+    link._hello(PeerHello(PROTOCOL_VERSION, roster.game_id, 0))
+    assert link.parting and handler.wrong == [(0, link.peer_key, False)]
+    assert link in listener.pending
+    clock.advance(CLOSE_GRACE)
+    clock.advance(0)
+    assert link.closed and link not in listener.pending
 
 
 @given(

@@ -65,11 +65,12 @@ CLOSE_GRACE = 5.0  # seconds a closing link may take to send what it holds
 #: own buffer filled up). The most an honest peer can be owed at once is a catch-up answer
 #: (client/game.py bounds each), far below this; past it the link is cut, not buffered for ever.
 MAX_UNREAD_BYTES = 4 * 1024 * 1024
-#: Accepted links not yet in a game (TLS handshaking, or waiting for their hello or for their
-#: game's roster) the listener keeps, from one address (an IPv6 /64) and in all. Past either,
-#: it cuts the oldest such link of the address that holds the most: never the newest, so a
-#: flood costs at most this many sockets and handshakes (each ends within HANDSHAKE_TIMEOUT
-#: anyway), and an honest seat that dials in the midst of one still gets through. A cut
+#: Accepted links not yet up in a game (TLS handshaking, waiting for their hello or for their
+#: game's roster, or refused for their key and parting) the listener keeps, from one address
+#: (an IPv6 /64) and in all. Past either, it cuts the oldest such link of the address that
+#: holds the most: never the newest, so a flood costs at most this many sockets and handshakes
+#: (each ends within HANDSHAKE_TIMEOUT, or CLOSE_GRACE once parting, anyway), and an honest
+#: seat that dials in the midst of one still gets through. A cut
 #: link's socket closes on the reactor's next turn; while MAX_PENDING cut ones wait for it (a
 #: burst faster than the reactor turns), new connections are refused at once instead.
 MAX_PENDING_PER_ADDRESS = 8
@@ -133,7 +134,7 @@ class PeerLink(Protocol):
     MAX_UNREAD_BYTES."""
 
     def __init__(self, listener: PeerListener | None, mesh: Mesh | None, seat: int | None) -> None:
-        self.listener = listener  # set on accepted links until the game is known
+        self.listener = listener  # the one that accepted it: it counts the link until it is up
         self.mesh = mesh
         self.seat = seat  # the peer's seat: known when dialling, learned when accepting
         self.decoder = FrameDecoder(HANDSHAKE_MAX_FRAME)
@@ -197,10 +198,10 @@ class PeerLink(Protocol):
                 self.failure = f"the TLS handshake failed ({reason.getErrorMessage()[:120]})"
         elif self.failure is None:
             self.loss = LinkLoss.CLOSED if reason.check(ConnectionDone) else LinkLoss.BROKEN
+        if self.listener is not None:
+            self.listener._forget(self)
         if self.mesh is not None:
             self.mesh._link_lost(self, self.failure or reason.getErrorMessage(), self.loss)
-        elif self.listener is not None:
-            self.listener._forget(self)
 
     # --- sending ---
 
@@ -304,8 +305,9 @@ class PeerLink(Protocol):
         self.said_first = max(self.said_first, len(said))
 
     def attach(self, mesh: Mesh, hello: PeerHello) -> None:
-        """The listener found this link's game: check the seat and its key, and answer."""
-        self.listener = None
+        """The listener found this link's game: check the seat and its key, and answer. The
+        listener counts the link until it is up: one refused for its key stays pending while it
+        parts (up to CLOSE_GRACE), so that the caps bound those too."""
         self.mesh = mesh
         mesh._track(self)
         if not (0 <= hello.seat < len(mesh.roster.seats)) or hello.seat >= mesh.seat:
@@ -347,6 +349,8 @@ class PeerLink(Protocol):
         self.authenticated = True
         self.decoder.max_length = PEER_MAX_FRAME
         self._cancel_timeout()
+        if self.listener is not None:
+            self.listener._forget(self)
         self.mesh._link_authenticated(self)
 
     # --- failures ---
@@ -391,8 +395,9 @@ class PeerLink(Protocol):
 class PeerListener(Factory):
     """The client's peer port: accepts links and hands each to the mesh of its game.
 
-    Until a link is in a game it is `pending`, oldest first, with the address it came from;
-    the caps above bound how many, and how many cut ones may wait to close (`cut`)."""
+    Until a link is up in a game (its key checked) it is `pending`, oldest first, with the
+    address it came from; the caps above bound how many, and how many cut ones may wait to
+    close (`cut`)."""
 
     def __init__(
         self, reactor: Any, identity: Identity, unknown_game_wait: float = UNKNOWN_GAME_WAIT
@@ -433,7 +438,7 @@ class PeerListener(Factory):
         self.meshes[mesh.roster.game_id] = mesh
         for link, (hello, _) in list(self.waiting.items()):
             if hello.game == mesh.roster.game_id:
-                self._forget(link)
+                self._stop_waiting(link)
                 link.attach(mesh, hello)
 
     def unregister(self, mesh: Mesh) -> None:
@@ -451,7 +456,6 @@ class PeerListener(Factory):
     def _route(self, link: PeerLink, hello: PeerHello) -> None:
         mesh = self.meshes.get(hello.game)
         if mesh is not None:
-            self._forget(link)
             link.attach(mesh, hello)
             return
         timer = self.reactor.callLater(self.unknown_game_wait, self._unknown_game, link)
@@ -476,9 +480,13 @@ class PeerListener(Factory):
             oldest._fail(f"too many links from {address} are not in a game yet: the oldest is cut")
 
     def _forget(self, link: PeerLink) -> None:
-        """The link is in a game now, or gone."""
+        """The link is up in a game now, or gone."""
         self.pending.pop(link, None)
         self.cut.discard(link)
+        self._stop_waiting(link)
+
+    def _stop_waiting(self, link: PeerLink) -> None:
+        """The link's game is known now, or the link is gone."""
         entry = self.waiting.pop(link, None)
         if entry is not None and entry[1].active():
             entry[1].cancel()
