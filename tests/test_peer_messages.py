@@ -3,6 +3,7 @@ MessageError (a deck message: a DeckError naming its author), never anything els
 
 from __future__ import annotations
 
+import itertools
 import time
 
 import msgpack
@@ -235,6 +236,7 @@ def test_a_float_where_a_step_body_holds_an_integer_is_refused():
         StepFrame(GAME, 12, 2, valid_body().encode()),
         EndVote(GAME, 12, 2, 0b1001),
         Holding(GAME, 7, 2, 0b101, 35),
+        TableRefusal(GAME, 2, "the lobby gave p0 another key", b"roster"),
     ],
     ids=lambda message: message.TYPE,
 )
@@ -246,9 +248,10 @@ def test_a_link_message_not_in_canonical_form_is_refused(message):
         pack(reordered(wire)),
         pack(LongHeader(wire)),
     ]
-    for payload in loose:
+    codecs = [codec for codec in (HANDSHAKE, PEER_LINK) if message.TYPE in codec.by_type]
+    for payload, codec in itertools.product(loose, codecs):
         with pytest.raises(MessageError, match=f"{message.TYPE}: not in canonical form"):
-            PEER_LINK.decode(payload)
+            codec.decode(payload)
 
 
 link_messages = st.one_of(
