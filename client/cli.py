@@ -277,6 +277,8 @@ async def run_bot(reactor: Any, args: argparse.Namespace, make_game: Any = None)
     from client.session import OwnerGone, Seat, join_and_play, room_options
     from client.summary import report, report_refusal
     from client.table_setup import TableRefused
+    from protocol.messages import GameStart
+    from protocol.table import roster_digest
 
     if args.apart:
         import os
@@ -295,13 +297,20 @@ async def run_bot(reactor: Any, args: argparse.Namespace, make_game: Any = None)
             said = {"name": lobby.welcome.name, "key": lobby.identity.public_key.hex()}
             print(json.dumps({"seated": lobby.room.room_id} | said), flush=True)
 
+    def derived(roster: GameStart, identity: bytes) -> None:
+        """Tell the client that started this bot which table it got: that client confirms
+        its own table only if it is the same (client/table_setup.py)."""
+        table = {"roster": roster_digest(roster).hex(), "identity": identity.hex()}
+        print(json.dumps({"table": roster.room_id} | table), flush=True)
+
     room = None
     if args.room is not None:
         room = (args.room, seated, _stdin_closed(reactor) if args.owned else None)
     try:
         game, outcome = await join_and_play(
-            reactor, seat, args.seats, room_options(args), player, make_game or PeerGame, room
-        )
+            reactor, seat, args.seats, room_options(args), player, make_game or PeerGame, room,
+            derived=derived if args.owned else None,
+        )  # fmt: skip
     except TableRefused as refused:
         return report_refusal(name, refused, args.json)
     except OwnerGone as gone:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import argparse
 import secrets
 import sys
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from concurrent.futures import Executor, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
@@ -210,10 +210,15 @@ async def agree_on_table(
     roster: GameStart,
     terms: RoomTerms | None,
     say: Callable[[str], None],
+    own_bots: Mapping[str, bytes] | None = None,
+    derived: Callable[[GameStart, bytes], None] | None = None,
+    confirm_gate: Callable[[bytes], Deferred[None]] | None = None,
 ) -> TableSetup:
     """Agree with the other players on this roster (`terms`: the seats and options of the
-    room this client joined and readied for); says the table code and any warning.
-    TableRefused, with the reason, if the table will not start."""
+    room this client joined and readied for; `own_bots`, `derived`, `confirm_gate`: the
+    checks of the bots this client started, or of the client that started this bot:
+    TableSetup); says the table code and any warning. TableRefused, with the reason, if the
+    table will not start."""
     keys = [member.public_key for member in roster.seats]
     if identity.public_key not in keys:
         raise TableRefused("the lobby sent a roster without this client's key in it")
@@ -226,6 +231,9 @@ async def agree_on_table(
         terms=terms,
         allow_weak_proofs=seat.allow_weak_proofs,
         deadline=seat.step_deadline,
+        own_bots=own_bots,
+        derived=derived,
+        confirm_gate=confirm_gate,
     )
     agreed = await setup.start()
     for line in table_lines(agreed, setup.warnings):
@@ -278,10 +286,14 @@ async def play_game(
     player: Player,
     make_game: type[PeerGame] = PeerGame,
     say: Callable[[str], None] = lambda line: print(line, file=sys.stderr, flush=True),
+    derived: Callable[[GameStart, bytes], None] | None = None,
 ) -> tuple[PeerGame, Outcome]:
     """Agree on the table, then play its game; returns the driver (for its state) and the
-    outcome. TableRefused if the table does not start."""
-    setup = await agree_on_table(reactor, seat, identity, listener, roster, terms, say)
+    outcome (`derived`: hears the table this seat derived). TableRefused if the table does
+    not start."""
+    setup = await agree_on_table(
+        reactor, seat, identity, listener, roster, terms, say, derived=derived
+    )
     with deck_workers() as executor:
         game = start_game(reactor, seat, identity, listener, setup, player, executor, make_game)
         outcome: Outcome = await game.done
@@ -300,10 +312,11 @@ async def join_and_play(
     player: Player,
     make_game: type[PeerGame] = PeerGame,
     room: tuple[int, Callable[[LobbyClient], None], Deferred[None] | None] | None = None,
+    derived: Callable[[GameStart, bytes], None] | None = None,
 ) -> tuple[PeerGame, Outcome]:
     """Quick-match a table of `seats` with `options` and play its game; with `room`, sit in
     that room instead (its number, what to do once seated, what makes it leave before the
-    start: `sit_in_room`)."""
+    start: `sit_in_room`). `derived` hears the table this seat derived."""
     identity = load_or_create(seat.profile)
     listener = await open_peer_port(reactor, seat.listen, identity)
     try:
@@ -315,6 +328,8 @@ async def join_and_play(
             roster, terms = await sit_in_room(
                 reactor, seat, number, identity, listener, seated, gone
             )
-        return await play_game(reactor, seat, identity, listener, roster, terms, player, make_game)
+        return await play_game(
+            reactor, seat, identity, listener, roster, terms, player, make_game, derived=derived
+        )
     finally:
         await listener.stop()

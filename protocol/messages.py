@@ -811,12 +811,14 @@ def error_reply(error: MessageError) -> Error:
     return Error(
         req=error.req,
         code=error.code if error.code in ERROR_CODES else "bad_message",
-        message=_clip(str(error)),
+        message=clip_text(str(error)),
         fatal=error.code not in REFUSALS,
     )
 
 
-def _clip(sentence: str) -> str:
+def clip_text(sentence: str) -> str:
+    """A sentence as an error or a refusal carries it: printable, at most
+    ERROR_TEXT_MAX_CHARS characters."""
     printable = "".join(c if c.isprintable() else "?" for c in sentence) or "error"
     if len(printable) <= ERROR_TEXT_MAX_CHARS:
         return printable

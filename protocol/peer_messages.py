@@ -4,7 +4,8 @@ docs/peer-protocol.md describes the exchange and its limits.
 
 Every link is sealed (TLS 1.3, protocol.sealed): its certificates prove the keys, so the hellos
 only say which game and seat each side is. Until both hellos are through a link accepts only
-small frames, so nobody the roster does not name can make a client buffer much. A signed
+small frames (a hello, or a signed refusal of the table), so nobody the roster does not name
+can make a client buffer much. A signed
 message carries its header (game, step, seat) beside its body, so that a receiver can drop it
 on the header alone; the signature covers both, and the kind (`signed_bytes`).
 """
@@ -43,7 +44,9 @@ from protocol.messages import (
 )
 from protocol.wire_actions import ActionSpec
 
-HANDSHAKE_MAX_FRAME = 1024
+#: The largest frame before both hellos are through: a hello, or a table refusal with its
+#: roster (`TableRefusal`: the largest is 4.3 KiB, tests/test_peer_messages.py builds it).
+HANDSHAKE_MAX_FRAME = 6 * 1024
 #: The largest frame a peer link carries once both hellos are through. The largest step message
 #: a game needs is a shuffle round's: about 45 KB measured (3 players, 128 proof rounds); the
 #: largest the deck's and the rules' own limits admit is 169 KiB
@@ -315,14 +318,36 @@ class TableConfirm(Message):
     identity: GameId
 
 
+#: The most a roster takes in a refusal (protocol.table.roster_bytes of a `game_start`): seven
+#: seats of a 24-character name and a 64-character host, every character 4 bytes of UTF-8, with
+#: keys, ports and options, is 3 KiB (tests/test_peer_messages.py builds it).
+ROSTER_MAX_BYTES = 4096
+
+
 @dataclasses.dataclass(frozen=True)
-class TableRefusal(Message):
-    """The sender will not play this table, and says why (no cards have been dealt)."""
+class TableRefusal(Signed):
+    """The author will not play this table, and says why (no cards have been dealt). Signed,
+    with the roster as the lobby gave it to the author: a reader checks who said it by the key
+    that roster gives the author's seat, finds that key in its own roster (or not: the lobby
+    gave it another key), and compares the two rosters itself. `game` is the lobby's game id
+    and `seat` the author's seat in its own roster; there is no step. Every seat relays a
+    refusal it verified once to every link, and a refusing seat says its refusals first on
+    every link it tries, before the hellos, even where the keys do not match (docs/
+    peer-protocol.md, "The table, before the first card")."""
 
     TYPE: ClassVar[str] = "table_refusal"
+    game: GameId
+    seat: SeatNumber
     reason: Annotated[str, Text(1, ERROR_TEXT_MAX_CHARS)]
+    roster: Annotated[bytes, Blob(1, ROSTER_MAX_BYTES)]
+    step: Annotated[int, Int(0, 0)] = 0
+    signature: Signature = bytes(SIGNATURE_BYTES)
+
+    def body(self) -> bytes:
+        reason = self.reason.encode()
+        return len(reason).to_bytes(2, "big") + reason + self.roster
 
 
 TABLE_MESSAGES = (TableCommit, TableReveal, TableConfirm, TableRefusal)
-HANDSHAKE = Codec([PeerHello])
+HANDSHAKE = Codec([PeerHello, TableRefusal])
 PEER_LINK = Codec([StepFrame, EndVote, Ended, PeerChat, Holding, *TABLE_MESSAGES])

@@ -17,13 +17,21 @@ agree, since it has to commit to its own contributions before it sees theirs. Pu
 from __future__ import annotations
 
 import hashlib
+import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass, fields
 
 import msgpack
 
-from protocol.identity import fingerprint
-from protocol.messages import GAME_ID_BYTES, GameStart, RoomOptions
+from protocol.identity import SignatureError, Verifier, fingerprint
+from protocol.messages import (
+    GAME_ID_BYTES,
+    LOBBY_EVENTS,
+    GameStart,
+    MessageError,
+    RoomOptions,
+)
+from protocol.peer_messages import TableRefusal
 
 CONTRIBUTION_BYTES = 32
 #: Shuffle proofs a networked game deals with, unless a client's own flag allows fewer: each
@@ -41,6 +49,12 @@ def roster_bytes(roster: GameStart) -> bytes:
     """The roster in one canonical encoding (fields in their declared order)."""
     packed: bytes = msgpack.packb(roster.to_wire(), use_bin_type=True)
     return packed
+
+
+def roster_digest(roster: GameStart) -> bytes:
+    """SHA-256 of the roster's canonical encoding: what a bot tells the client that started
+    it about the roster it got."""
+    return hashlib.sha256(roster_bytes(roster)).digest()
 
 
 def _digest(*parts: bytes) -> bytes:
@@ -128,14 +142,36 @@ def term_differences(terms: RoomTerms, roster: GameStart) -> list[str]:
     return found
 
 
+def swapped_seats(mine: GameStart, theirs: GameStart) -> list[tuple[int, int]]:
+    """The pairs of seats whose whole entries (name, key, address) trade places between two
+    rosters: a lobby that reorders the table for one player."""
+    if len(mine.seats) != len(theirs.seats):
+        return []
+    return [
+        (i, j)
+        for i, j in itertools.combinations(range(len(mine.seats)), 2)
+        if mine.seats[i] != mine.seats[j]
+        and (theirs.seats[i], theirs.seats[j]) == (mine.seats[j], mine.seats[i])
+    ]
+
+
 def roster_differences(mine: GameStart, theirs: GameStart) -> list[str]:
-    """What another seat's roster says that this seat's does not, field by field."""
+    """What another seat's roster says that this seat's does not: seats swapped whole, then
+    field by field."""
     found = []
     if (mine.room_id, mine.game_id) != (theirs.room_id, theirs.game_id):
         found.append("another room or lobby game id")
     if len(mine.seats) != len(theirs.seats):
         found.append(f"{len(theirs.seats)} seats, not {len(mine.seats)}")
+    swapped = swapped_seats(mine, theirs)
+    found += [
+        f"seats {i} and {j} swapped ({mine.seats[i].name} and {mine.seats[j].name})"
+        for i, j in swapped
+    ]
+    moved = {seat for pair in swapped for seat in pair}
     for index, (a, b) in enumerate(zip(mine.seats, theirs.seats, strict=False)):
+        if index in moved:
+            continue
         if a.name != b.name:
             found.append(f"seat {index + 1} is {b.name!r}, not {a.name!r}")
         if a.public_key != b.public_key:
@@ -146,6 +182,62 @@ def roster_differences(mine: GameStart, theirs: GameStart) -> list[str]:
             found.append(f"{a.name} is at {b.host}:{b.port}, not {a.host}:{a.port}")
     found += [f"the option {d}" for d in option_differences(mine.options, theirs.options)]
     return found
+
+
+@dataclass(frozen=True)
+class HeardRefusal:
+    """A table refusal read against this seat's roster. `author`: the seat of this roster
+    whose key signed it (None: no key of this roster did, so the lobby gave this seat another
+    key for the one who says it signed it); `words`: what the player reads; `said`: the
+    reason this seat signs when it refuses for that (short: the others read the refusal
+    itself, relayed)."""
+
+    author: int | None
+    words: str
+    said: str
+
+
+def read_refusal(mine: GameStart, refusal: TableRefusal) -> HeardRefusal | None:
+    """Who refused the table, and why, in words: the refusal's own roster names the key of
+    its author's seat, which must verify it; where that key sits in this seat's roster says
+    who spoke, and the two rosters are compared here (a refusal says nothing a reader has to
+    take on trust but its reason). None for a refusal of another lobby game, one whose roster
+    cannot be read, or one its own author's key does not verify (nobody said it)."""
+    if refusal.game != mine.game_id:
+        return None
+    try:
+        theirs = LOBBY_EVENTS.decode(refusal.roster)
+    except MessageError:
+        return None
+    if not isinstance(theirs, GameStart) or theirs.game_id != refusal.game:
+        return None
+    if refusal.seat >= len(theirs.seats):
+        return None
+    signer = theirs.seats[refusal.seat]
+    try:
+        refusal.verify(Verifier(signer.public_key))
+    except SignatureError:
+        return None
+    differences = "; ".join(roster_differences(mine, theirs))
+    keys = [member.public_key for member in mine.seats]
+    if signer.public_key in keys:
+        author = keys.index(signer.public_key)
+        name = mine.seats[author].name
+        words = f"{name} will not play this table: {refusal.reason}"
+        if differences:
+            words += f" (the lobby gave {name} another roster than yours: {differences})"
+        return HeardRefusal(author, words, f"{name} refused it")
+    name = signer.name
+    if name in {member.name for member in mine.seats}:
+        lie = f"your roster's key for {name} does not verify: the lobby gave you another key for"
+    else:
+        lie = f"your roster has no {name}: the lobby gave you another roster than"
+    return HeardRefusal(
+        None,
+        f"a refusal in {name}'s name that {lie} {name} ({name}'s roster: {differences}; "
+        f"it says: {refusal.reason})",
+        f"a refusal in {name}'s name came signed by another key than the lobby gave for {name}",
+    )
 
 
 def proof_strength(rounds: int) -> str:

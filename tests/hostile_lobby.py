@@ -10,6 +10,14 @@ Modes:
 - `swap-key`: seat 0 is told that seat 1 has a key of the lobby's and sits at the lobby's own
   address, and seat 1 that seat 0 has another key of the lobby's: the lobby relays the link
   between them (tests/relay.py's Splice), reading all of it;
+- `swap-key-bare`: every member but seat 1 is told that seat 1 has a key of the lobby's, at
+  seat 1's own address; nobody sits in the middle, so no link to seat 1 can come up;
+- `differ`: the third member's roster has seats 0 and 1 swapped (the others get the real one);
+- `bot-seat`: in a room whose second member is a person's bot, the others are told that the
+  bot's seat has the key and address of the lobby's own client, a member called `impostor`
+  (any `bean-client bot --name impostor`, waiting in a room of its own), which gets their
+  roster too and plays the bot's seat; the real bot gets a roster with keys of the lobby's for
+  everyone else;
 - `reuse-id`: every room gets the same room id and the same lobby game id;
 - `extra-seat`: the second member of each room is given a roster with one seat more than
   the room has, the lobby's own (a key of the lobby's, at an address nobody listens on);
@@ -60,6 +68,17 @@ from tests.relay import (
 )
 
 LOCAL = "127.0.0.1"
+MODES = (
+    "lower-options",
+    "swap-key",
+    "swap-key-bare",
+    "differ",
+    "bot-seat",
+    "reuse-id",
+    "extra-seat",
+    "on-path",
+)
+IMPOSTOR = "impostor"  # the name of the lobby's own client in `bot-seat`
 ATTACK_AT = 30_000  # bytes into a connection: past its handshake and hellos
 APPLICATION_DATA = 23  # a TLS record's content type: what the link carries, sealed
 
@@ -133,7 +152,29 @@ class HostileLobby(Lobby):
         (send,) = effects
         assert isinstance(send, Send) and isinstance(send.message, GameStart)
         roster = send.message
+        if self.mode == "bot-seat":
+            return self.impostor_at_the_bot_seat(roster, members)
         return [Send((m.conn,), self.roster_for(roster, seat)) for seat, m in enumerate(members)]
+
+    def impostor_at_the_bot_seat(self, roster: GameStart, members: list[Any]) -> list[Effect]:
+        """The people's roster has the impostor at the bot's seat (seat 1) under the bot's
+        name; the impostor gets it too. The bot's has keys of the lobby's for the people."""
+        impostor = next(s for s in self._sessions.values() if s.name == IMPOSTOR)
+        seats = list(roster.seats)
+        stand_in = dataclasses.replace(
+            seats[1], public_key=impostor.public_key, host=impostor.host, port=impostor.peer_port
+        )
+        people = dataclasses.replace(roster, seats=(seats[0], stand_in, *seats[2:]))
+        keys = [Identity.generate().public_key for _ in seats]
+        for_the_bot = dataclasses.replace(
+            roster,
+            seats=tuple(
+                member if n == 1 else dataclasses.replace(member, public_key=keys[n])
+                for n, member in enumerate(seats)
+            ),
+        )
+        others = tuple(m.conn for n, m in enumerate(members) if n != 1)
+        return [Send((*others, impostor.conn), people), Send((members[1].conn,), for_the_bot)]
 
     def roster_for(self, roster: GameStart, seat: int) -> GameStart:
         seats = list(roster.seats)
@@ -142,6 +183,12 @@ class HostileLobby(Lobby):
         if self.mode == "extra-seat" and seat == 1:
             extra = Seat("lobby", self.lobby_keys[0].public_key, LOCAL, 1)
             return dataclasses.replace(roster, seats=(*seats, extra))
+        if self.mode == "swap-key-bare" and seat != 1:
+            seats[1] = dataclasses.replace(seats[1], public_key=self.lobby_keys[0].public_key)
+            return dataclasses.replace(roster, seats=tuple(seats))
+        if self.mode == "differ" and seat == 2:
+            seats[0], seats[1] = seats[1], seats[0]
+            return dataclasses.replace(roster, seats=tuple(seats))
         if self.mode == "reuse-id":
             return dataclasses.replace(roster, room_id=1, game_id=bytes(16))
         if self.mode == "swap-key" and seat in (0, 1):
@@ -242,9 +289,7 @@ def cut(text: str) -> tuple[int, str]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(prog="python -m tests.hostile_lobby")
-    parser.add_argument(
-        "mode", choices=("lower-options", "swap-key", "reuse-id", "extra-seat", "on-path")
-    )
+    parser.add_argument("mode", choices=MODES)
     parser.add_argument("--dump", help="write every byte the relays carried here, at the end")
     parser.add_argument(
         "--tamper", action="append", default=[], choices=("flip", "inject", "replay", "drop")

@@ -10,7 +10,7 @@ import selectors
 import subprocess
 import sys
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -84,10 +84,12 @@ def client_arguments(port: int, seats: int, name: str, *extra: str) -> list[str]
 _started: list[subprocess.Popen[bytes]] = []
 
 
-def start(command: Sequence[str], env: dict[str, str], log: Path) -> subprocess.Popen[bytes]:
-    """A client process, killed at the end of the test if it still runs (`kill_leftovers`)."""
+def start(command: Sequence[str], env: dict[str, str], log: Path,
+          preexec_fn: Callable[[], None] | None = None) -> subprocess.Popen[bytes]:  # fmt: skip
+    """A client process, killed at the end of the test if it still runs (`kill_leftovers`);
+    `preexec_fn` runs in the child before the client starts (to set its limits)."""
     process = subprocess.Popen(list(command), stdout=subprocess.PIPE, stderr=log.open("wb"),
-                               env=env)  # fmt: skip
+                               env=env, preexec_fn=preexec_fn)  # fmt: skip
     _started.append(process)
     return process
 
@@ -103,9 +105,10 @@ def kill_leftovers() -> None:
 
 
 def start_bot(port: int, seats: int, name: str, env: dict[str, str], tmp_path: Path,
-              *extra: str) -> subprocess.Popen[bytes]:  # fmt: skip
+              *extra: str, preexec_fn: Callable[[], None] | None = None,
+              ) -> subprocess.Popen[bytes]:  # fmt: skip
     command = [str(BIN / "bean-client"), "bot", *client_arguments(port, seats, name, *extra)]
-    return start(command, env, tmp_path / f"{name}.log")
+    return start(command, env, tmp_path / f"{name}.log", preexec_fn)
 
 
 def results(processes: Sequence[subprocess.Popen[bytes]], timeout: float,

@@ -3,6 +3,7 @@ MessageError (a deck message: a DeckError naming its author), never anything els
 
 from __future__ import annotations
 
+import itertools
 import time
 
 import msgpack
@@ -12,20 +13,37 @@ from hypothesis import strategies as st
 
 from protocol.deck import DeckError, decode_message
 from protocol.identity import Identity, SignatureError, Verifier
-from protocol.messages import FrameDecoder, MessageError, encode, unpack
+from protocol.messages import (
+    ERROR_TEXT_MAX_CHARS,
+    HOST_MAX_CHARS,
+    MAX_SEATS,
+    NAME_MAX_CHARS,
+    FrameDecoder,
+    GameStart,
+    MessageError,
+    RoomOptions,
+    Seat,
+    encode,
+    frame,
+    unpack,
+)
 from protocol.peer_messages import (
     HANDSHAKE,
+    HANDSHAKE_MAX_FRAME,
     PEER_LINK,
     PEER_MAX_FRAME,
+    ROSTER_MAX_BYTES,
     Ended,
     EndVote,
     Holding,
     PeerChat,
     StepBody,
     StepFrame,
+    TableRefusal,
     sign,
 )
 from protocol.rules import EndPlanting, Harvest
+from protocol.table import roster_bytes
 from tests.loose_msgpack import AsFloat, LongHeader, Pairs, Wide, pack
 from tests.test_deck_messages import messages as deck_messages
 from tests.test_messages import records
@@ -218,6 +236,7 @@ def test_a_float_where_a_step_body_holds_an_integer_is_refused():
         StepFrame(GAME, 12, 2, valid_body().encode()),
         EndVote(GAME, 12, 2, 0b1001),
         Holding(GAME, 7, 2, 0b101, 35),
+        TableRefusal(GAME, 2, "the lobby gave p0 another key", b"roster"),
     ],
     ids=lambda message: message.TYPE,
 )
@@ -229,9 +248,10 @@ def test_a_link_message_not_in_canonical_form_is_refused(message):
         pack(reordered(wire)),
         pack(LongHeader(wire)),
     ]
-    for payload in loose:
+    codecs = [codec for codec in (HANDSHAKE, PEER_LINK) if message.TYPE in codec.by_type]
+    for payload, codec in itertools.product(loose, codecs):
         with pytest.raises(MessageError, match=f"{message.TYPE}: not in canonical form"):
-            PEER_LINK.decode(payload)
+            codec.decode(payload)
 
 
 link_messages = st.one_of(
@@ -294,3 +314,45 @@ def test_a_byte_changed_in_a_step_body_is_refused_or_is_its_encoding(data):
     except MessageError:
         return
     assert other.encode() == changed
+
+
+def the_largest_roster() -> GameStart:
+    """Seven seats, every name and host as long as the lobby's protocol admits, in a
+    character UTF-8 spends four bytes on, and every option at its largest."""
+    wide = "\U0001d505"  # MATHEMATICAL FRAKTUR CAPITAL B: four bytes
+    seats = tuple(
+        Seat(wide * (NAME_MAX_CHARS - 1) + str(n), Identity.generate().public_key,
+             wide * HOST_MAX_CHARS, 65535)
+        for n in range(MAX_SEATS)
+    )  # fmt: skip
+    options = RoomOptions(singleton_rule="rio_grande_literal", proof_rounds=128)
+    return GameStart(room_id=2**31 - 1, game_id=bytes(16), seats=seats, options=options)
+
+
+def test_the_largest_table_refusal_fits_a_frame_before_the_hellos():
+    """A refusal is said before the hellos too (to a machine whose key does not match): the
+    largest roster and reason fit the small frames of a link not yet up, and read back."""
+    roster = roster_bytes(the_largest_roster())
+    assert len(roster) <= ROSTER_MAX_BYTES
+    refusal = TableRefusal(bytes(16), MAX_SEATS - 1, "\U0001d505" * ERROR_TEXT_MAX_CHARS, roster)
+    refusal = sign(Identity.generate(), refusal)
+    framed = frame(encode(refusal), HANDSHAKE_MAX_FRAME)  # MessageError if it did not fit
+    assert HANDSHAKE.decode(framed[4:]) == refusal == PEER_LINK.decode(framed[4:])
+
+
+def test_a_table_refusal_signature_covers_the_game_the_seat_the_reason_and_the_roster():
+    author = Identity.generate()
+    roster = roster_bytes(the_largest_roster())
+    signed = sign(author, TableRefusal(GAME, 2, "the lobby gave p0 another key", roster))
+    signed.verify(Verifier(author.public_key))
+    for change in (
+        {"game": bytes(16)},
+        {"seat": 3},
+        {"reason": "the lobby gave p0 another key!"},
+        {"roster": roster[:-1] + b"x"},
+    ):
+        moved = HANDSHAKE.decode(msgpack.packb({**signed.to_wire(), **change}))
+        with pytest.raises(SignatureError):
+            moved.verify(Verifier(author.public_key))
+    with pytest.raises(MessageError):  # a refusal has no step: nothing to replay it into
+        HANDSHAKE.decode(msgpack.packb({**signed.to_wire(), "step": 1}))

@@ -6,6 +6,7 @@ them, terms the lobby changed, or proofs below the floor."""
 from __future__ import annotations
 
 import dataclasses
+import json
 import re
 import secrets
 from typing import Any
@@ -15,12 +16,17 @@ import pytest_twisted
 from hypothesis import given
 from hypothesis import strategies as st
 from twisted.internet import reactor
-from twisted.internet.defer import DeferredList
+from twisted.internet.defer import Deferred, DeferredList
+from twisted.internet.task import deferLater
 
+from client import table_setup
+from client.bots import RoomBot
 from client.net import PeerListener, RememberedKeys, changed_player_keys
-from client.table_setup import TableRefused, TableSetup
+from client.screen.lobby import bots_agree
+from client.table_setup import MAX_REFUSALS_READ, TableRefused, TableSetup
 from protocol.identity import Identity, fingerprint
 from protocol.messages import GameStart, RoomOptions, Seat
+from protocol.peer_messages import TableRefusal, sign
 from protocol.table import (
     AgreedTable,
     RoomTerms,
@@ -28,7 +34,11 @@ from protocol.table import (
     game_identity,
     option_differences,
     proof_strength,
+    read_refusal,
+    roster_bytes,
     roster_differences,
+    roster_digest,
+    swapped_seats,
     table_code,
     term_differences,
 )
@@ -108,6 +118,81 @@ def test_differences_are_named_field_by_field() -> None:
     assert found.startswith("p1's key is ") and fingerprint(ROSTER.seats[1].public_key) in found
 
 
+def seats_swapped(roster: GameStart, i: int = 0, j: int = 1) -> GameStart:
+    seats = list(roster.seats)
+    seats[i], seats[j] = seats[j], seats[i]
+    return dataclasses.replace(roster, seats=tuple(seats))
+
+
+@given(st.integers(3, 7), st.data())
+def test_two_seats_swapped_are_named_as_a_swap_and_nothing_else(players: int, data) -> None:
+    identities = [Identity.generate() for _ in range(players)]
+    roster = a_roster(identities, list(range(4000, 4000 + players)))
+    i, j = sorted(data.draw(st.sets(st.integers(0, players - 1), min_size=2, max_size=2)))
+    theirs = seats_swapped(roster, i, j)
+    assert swapped_seats(roster, theirs) == [(i, j)] == swapped_seats(theirs, roster)
+    assert roster_differences(roster, theirs) == [f"seats {i} and {j} swapped (p{i} and p{j})"]
+    assert swapped_seats(roster, roster) == []
+    # Not a swap: p_j moved to p_i's seat, and p_i's seat has another port.
+    moved = list(theirs.seats)
+    moved[j] = dataclasses.replace(moved[j], port=9999)
+    assert swapped_seats(roster, dataclasses.replace(roster, seats=tuple(moved))) == []
+
+
+# --- refusals, read (pure) ---------------------------------------------------------------------
+
+IDENTITIES = [Identity.generate() for _ in range(3)]
+KEYED = a_roster(IDENTITIES, [4000, 4001, 4002])
+
+
+def refusal_of(seat: int, roster: GameStart, identity: Identity, why: str = "no") -> TableRefusal:
+    return sign(identity, TableRefusal(roster.game_id, seat, why, roster_bytes(roster)))
+
+
+def test_a_refusal_is_read_by_the_key_that_signed_it_and_its_roster_compared() -> None:
+    plain = read_refusal(KEYED, refusal_of(1, KEYED, IDENTITIES[1], "my floor"))
+    assert plain is not None and plain.author == 1
+    assert plain.words == "p1 will not play this table: my floor"
+    assert plain.said == "p1 refused it"
+    # From a roster with seats 0 and 1 swapped: p0 signs as seat 1 of its own roster.
+    swapped = read_refusal(KEYED, refusal_of(1, seats_swapped(KEYED), IDENTITIES[0]))
+    assert swapped is not None and swapped.author == 0
+    assert swapped.words == (
+        "p0 will not play this table: no (the lobby gave p0 another roster than yours: "
+        "seats 0 and 1 swapped (p0 and p1))"
+    )
+
+
+def test_a_refusal_this_roster_cannot_verify_is_the_lobbys_lie_about_a_key() -> None:
+    """p1's real key signs, but the lobby gave this seat another key for p1."""
+    lied = dataclasses.replace(
+        KEYED,
+        seats=(
+            KEYED.seats[0],
+            dataclasses.replace(KEYED.seats[1], public_key=Identity.generate().public_key),
+            KEYED.seats[2],
+        ),
+    )
+    heard = read_refusal(lied, refusal_of(1, KEYED, IDENTITIES[1], "the lobby lies"))
+    assert heard is not None and heard.author is None
+    assert heard.words.startswith(
+        "a refusal in p1's name that your roster's key for p1 does not verify: the lobby gave "
+        "you another key for p1 (p1's roster: p1's key is "
+    )
+    assert heard.words.endswith("it says: the lobby lies)")
+
+
+def test_a_refusal_nobody_signed_or_of_another_game_is_not_read() -> None:
+    good = refusal_of(1, KEYED, IDENTITIES[1])
+    assert read_refusal(KEYED, dataclasses.replace(good, reason="yes")) is None  # forged
+    assert read_refusal(KEYED, refusal_of(1, KEYED, IDENTITIES[2])) is None  # another's key
+    other = dataclasses.replace(KEYED, game_id=bytes([9]) * 16)
+    assert read_refusal(KEYED, refusal_of(1, other, IDENTITIES[1])) is None  # another game
+    assert read_refusal(KEYED, dataclasses.replace(good, seat=5)) is None  # no such seat
+    unreadable = sign(IDENTITIES[1], TableRefusal(KEYED.game_id, 1, "no", b"\xc1"))
+    assert read_refusal(KEYED, unreadable) is None
+
+
 def test_the_proof_floor_and_its_words() -> None:
     assert proof_strength(8) == "proofs: 8 rounds, a cheat passes 1 time in 256"
     assert proof_strength(1) == "proofs: 1 round, a cheat passes 1 time in 2"
@@ -137,7 +222,8 @@ def test_a_roster_with_one_key_at_two_seats_is_refused_before_any_link() -> None
         terms=None,
         allow_weak_proofs=False,
     )
-    assert "the roster gives two seats the same key" in (setup._local_problem() or "")
+    here, _ = setup._local_problem() or ("", "")
+    assert "the roster gives two seats the same key" in here
 
 
 def test_a_roster_with_more_or_fewer_seats_than_the_room_is_refused_in_words() -> None:
@@ -158,7 +244,8 @@ def test_a_roster_with_more_or_fewer_seats_than_the_room_is_refused_in_words() -
             terms=RoomTerms(room, RoomOptions()),
             allow_weak_proofs=False,
         )
-        assert words in (setup._local_problem() or "")
+        here, _ = setup._local_problem() or ("", "")
+        assert words in here
     assert term_differences(RoomTerms(4, RoomOptions()), four) == []
 
 
@@ -177,6 +264,8 @@ def test_a_changed_key_is_warned_about_by_name(tmp_path) -> None:
 
 # --- agreeing over real sealed links ----------------------------------------------------------
 
+GRACE = 1.5  # a refusing seat's grace here: the first redials (0.2, 0.5 s) fit in it
+
 
 async def setups(
     players: int, rosters: Any = None, per_seat: dict[int, dict[str, Any]] | None = None
@@ -192,6 +281,7 @@ async def setups(
             "terms": RoomTerms(players, RoomOptions()),
             "allow_weak_proofs": False,
             "deadline": 10.0,
+            "refusal_grace": GRACE,
         }
         options.update((per_seat or {}).get(seat, {}))
         made.append(
@@ -235,32 +325,94 @@ def one_key_swapped(roster: GameStart) -> list[GameStart]:
 
 
 @pytest_twisted.ensureDeferred
-async def test_a_swapped_key_with_nobody_in_the_middle_gets_no_link_and_no_table() -> None:
-    made, close = await setups(3, one_key_swapped, {s: {"deadline": 2.0} for s in range(3)})
+async def test_a_swapped_key_with_nobody_in_the_middle_is_named_to_every_seat_at_once() -> None:
+    """Seat 0 dials p1 and meets another key: it refuses in words at once, signed, and says
+    so first on every link, the one to p1 as well (which never comes up). The deadline (10 s)
+    is never what ends it."""
+    made, close = await setups(3, one_key_swapped)
+    began = reactor.seconds()
     try:
         found = await outcomes(made)
+        assert reactor.seconds() - began < GRACE + 3
         assert not any(ok for ok, _ in found)
-        said = str(found[0][1])
-        assert "no word from p1" in said and "but the roster gives p1 key" in said
-        assert all("blame" not in str(error) for _, error in found)
+        said = [str(error) for _, error in found]
+        assert said[0].startswith(
+            "the lobby gave you another key for p1 than the machine at p1's address shows"
+        )
+        for text in said[1:]:
+            assert "p0 will not play this table: the lobby gave p0 another key for p1" in text
+        assert all("no word from" not in text and "blame" not in text for text in said)
     finally:
         await close()
 
 
 @pytest_twisted.ensureDeferred
-async def test_rosters_that_differ_stop_every_seat_naming_the_difference_and_the_code() -> None:
+async def test_rosters_that_differ_stop_every_seat_at_once_naming_the_difference() -> None:
     def other_room(roster: GameStart) -> list[GameStart]:
         return [roster, dataclasses.replace(roster, room_id=99), roster]
 
     made, close = await setups(3, other_room)
+    began = reactor.seconds()
+    try:
+        found = await outcomes(made)
+        assert reactor.seconds() - began < GRACE + 3
+        assert not any(ok for ok, _ in found)
+        said = [str(error) for _, error in found]
+        assert (
+            "the lobby gave p1 another roster than yours: another room or lobby game id"
+            in (said[0])
+        )
+        assert "the lobby gave p0 another roster than yours: another room" in said[1]
+    finally:
+        await close()
+
+
+@pytest_twisted.ensureDeferred
+async def test_seats_swapped_in_one_roster_are_named_as_a_swap_to_every_seat() -> None:
+    """p2's roster has seats 0 and 1 swapped: no link to p2 can come up (each dialler claims
+    a seat whose key in p2's roster is the other's), yet every seat reads the swap, from the
+    rosters the refusals carry, said before the hellos."""
+    made, close = await setups(3, lambda roster: [roster, roster, seats_swapped(roster)])
     try:
         found = await outcomes(made)
         assert not any(ok for ok, _ in found)
-        said = [str(error) for _, error in found]
-        assert "in p1's roster, another room or lobby game id" in said[0]
-        codes = {re.search(r"Your table code was ([\d ]{15})", text).group(1) for text in said}
-        assert len(codes) == 2  # p0 and p2 share a roster; p1 does not
+        for _, error in found:
+            assert re.search(r"seats 0 and 1 swapped \(p[01] and p[01]\)", str(error)), error
+            assert "no word from" not in str(error)
     finally:
+        await close()
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_flood_of_refusals_costs_a_bounded_number_of_reads() -> None:
+    """A peer may send refusals without end, each another: this seat reads (decodes a
+    roster, checks a signature) at most MAX_REFUSALS_READ of them, drops copies unread, and
+    keeps a bounded list of what it shows."""
+    made, close = await setups(3)
+    setup = made[0]
+    reads = []
+    real = table_setup.read_refusal
+
+    def counted(*args: Any) -> Any:
+        reads.append(1)
+        return real(*args)
+
+    try:
+        table_setup.read_refusal = counted
+        first = refusal_of(1, KEYED, IDENTITIES[1])  # by a key this roster does not hold
+        for n in range(MAX_REFUSALS_READ * 10):
+            setup.received(1, first)
+            junk = dataclasses.replace(first, reason=f"flood {n}", signature=bytes(64))
+            setup.received(1, junk)
+        assert len(reads) == MAX_REFUSALS_READ
+        assert setup._refusal is not None and "a refusal in p1's name" in setup._refusal
+        assert setup._also == []  # the junk verified against no key: nobody said it
+        for _ in range(MAX_REFUSALS_READ * 2):  # machines with ever new keys, as seat 2
+            setup.wrong_key(2, Identity.generate().public_key, dialled=False)
+        assert len(setup._also) == MAX_REFUSALS_READ
+        await within(setup.done.addErrback(lambda failure: failure.value), GRACE + 3)
+    finally:
+        table_setup.read_refusal = real
         await close()
 
 
@@ -279,6 +431,115 @@ async def test_terms_lowered_for_one_client_are_refused_by_it_and_the_others_hea
         assert "proof_rounds is 1, not 40" in victim
         for _, error in (found[0], found[2]):
             assert "p1" in str(error)  # told by the victim, or their own roster comparison
+    finally:
+        await close()
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_bot_of_this_client_at_its_seat_with_its_key_passes_the_check() -> None:
+    made, close = await setups(3)
+    made[0].own_bots = {f"p{n}": made[0].roster.seats[n].public_key for n in (1, 2)}
+    try:
+        found = await outcomes(made)
+        assert all(ok for ok, _ in found), found
+    finally:
+        await close()
+
+
+@pytest_twisted.ensureDeferred
+async def test_another_key_at_the_seat_of_a_bot_of_this_client_is_refused_before_any_link() -> None:
+    """p0 started the bot p2 (it knows its key); the lobby seated another key under p2's
+    name. p0 refuses before dialling, saying so, and the others hear it."""
+    made, close = await setups(3)
+    made[0].own_bots = {"p2": Identity.generate().public_key}
+    try:
+        found = await outcomes(made)
+        assert not any(ok for ok, _ in found)
+        said = [str(error) for _, error in found]
+        assert said[0].startswith(
+            "This client refuses the game: the lobby put another key at your bot p2's seat "
+            "(roster: "
+        )
+        for text in said[1:]:
+            assert (
+                "p0 will not play this table: This client refuses the game: the lobby put "
+                + ("another key at p0's bot p2's seat")
+                in text
+            ), text
+    finally:
+        await close()
+
+
+def a_room_bot(room: int = 7) -> RoomBot:
+    bot = RoomBot("planner", room, "ann-bot1")
+    bot.heard(json.dumps({"seated": room, "name": "p2", "key": "00" * 32}))
+    return bot
+
+
+def test_a_bot_reports_its_table_to_the_client_that_started_it() -> None:
+    bot = a_room_bot()
+    bot.heard(json.dumps({"table": 8, "roster": "11" * 32, "identity": "22" * 16}))  # elsewhere
+    bot.heard("p2 planted red in field 1")
+    bot.heard(json.dumps({"table": 7, "roster": "zz", "identity": "22" * 16}))
+    assert not bot.reported.called
+    bot.heard(json.dumps({"table": 7, "roster": "11" * 32, "identity": "22" * 16}))
+    bot.heard(json.dumps({"table": 7, "roster": "33" * 32, "identity": "44" * 16}))  # once
+    assert bot.reported.called and bot.table == (bytes([0x11]) * 32, bytes([0x22]) * 16)
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_client_with_bots_confirms_only_once_they_reported_the_same_table() -> None:
+    """p0 started the bot p2: p0's own confirmation waits for p2's report, so nobody's table
+    is agreed before it; the same roster and identity let it through."""
+    made, close = await setups(3)
+    bot = a_room_bot()
+    made[0].confirm_gate = bots_agree([bot], made[0].roster, "p0")
+    made[2].derived = lambda roster, identity: bot.heard(
+        json.dumps({"table": 7, "roster": roster_digest(roster).hex(), "identity": identity.hex()})
+    )
+    reported = bot.heard
+    bot.heard = lambda line: reactor.callLater(0.5, reported, line)  # the bot is slow to say
+    try:
+        started = DeferredList([s.start() for s in made], consumeErrors=True)
+        await within(deferLater(reactor, 0.3, lambda: None))
+        assert not any(s.done.called for s in made)
+        results = await within(started, 20)
+        assert all(ok for ok, _ in results), results
+    finally:
+        await close()
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_bot_that_never_reports_holds_the_table_until_the_deadline_which_says_so() -> None:
+    made, close = await setups(3, per_seat={0: {"deadline": 1.0}})
+    made[0].confirm_gate = lambda identity: Deferred()
+    try:
+        found = await outcomes(made)
+        assert str(found[0][1]).startswith(
+            "your bots did not report the table they got within 1 seconds."
+        )
+        assert "p0's bots did not report the table they got" in str(found[1][1])
+    finally:
+        await close()
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_bot_that_derived_another_table_stops_the_deal_in_words() -> None:
+    made, close = await setups(3)
+    bot = a_room_bot()
+    made[0].confirm_gate = bots_agree([bot], made[0].roster, "p0")
+    bot.heard(json.dumps({"table": 7, "roster": "11" * 32, "identity": "22" * 16}))
+    try:
+        found = await outcomes(made)
+        assert not any(ok for ok, _ in found)
+        said = [str(error) for _, error in found]
+        assert said[0].startswith("the lobby gave your bot p2 another roster than yours.")
+        for text in said[1:]:
+            assert (
+                "p0 will not play this table: the lobby gave p0's bot p2 another roster "
+                + ("than p0")
+                in text
+            ), text
     finally:
         await close()
 

@@ -130,19 +130,25 @@ class RoomBot:
     name: str | None = None
     key: bytes | None = None
     seated: Deferred[RoomBot] = field(default_factory=Deferred)
+    table: tuple[bytes, bytes] | None = None  # the roster digest and identity it derived
+    reported: Deferred[None] = field(default_factory=Deferred)
 
     def heard(self, line: str) -> None:
-        """The bot's `--owned` line: {"seated": ROOM, "name": ..., "key": HEX}."""
+        """The bot's `--owned` lines: {"seated": ROOM, "name": ..., "key": HEX} once it sits
+        in the room, {"table": ROOM, "roster": HEX, "identity": HEX} once it derived its
+        table (protocol.table.roster_digest, game_identity). Anything else is its own."""
         try:
             said = json.loads(line)
-            if not isinstance(said, dict) or said.get("seated") != self.room:
+            if not isinstance(said, dict):
                 return
-            name, key = str(said["name"]), bytes.fromhex(said["key"])
+            if said.get("seated") == self.room and not self.seated.called:
+                self.name, self.key = str(said["name"]), bytes.fromhex(said["key"])
+                self.seated.callback(self)
+            elif said.get("table") == self.room and not self.reported.called:
+                self.table = bytes.fromhex(said["roster"]), bytes.fromhex(said["identity"])
+                self.reported.callback(None)
         except (ValueError, KeyError, TypeError):
             return
-        if not self.seated.called:
-            self.name, self.key = name, key
-            self.seated.callback(self)
 
 
 def start_room_bot(

@@ -4,11 +4,13 @@ Each client listens on one port for its peers (announced to the lobby before any
 game starts, every seat dials the seats after it in the roster and accepts links from the seats
 before it, so each pair has one link. Every link is TLS 1.3 (client/net/sealed.py): both ends show
 a certificate of their identity key, and the link is up only once each end found in the other's
-certificate exactly the key the roster gives that seat (the dialler before it says anything,
-the listener as soon as the dialler names its seat). From then on TLS encrypts every byte and
-checks its integrity: bytes changed, added, replayed or dropped on the way end the link, which
-is reported as a problem of the link (`link_down`) and never as the seat's doing, and the seat
-that dialled dials again with backoff.
+certificate exactly the key the roster gives that seat (the dialler as soon as the handshake is
+done, the listener as soon as the dialler names its seat). A machine showing another key is told
+one thing only, before the link is closed: the refusals of the table this side holds, if any
+(`MeshHandler.said_first`), since the lobby's rosters are what put it there. From then on TLS
+encrypts every byte and checks its integrity: bytes changed, added, replayed or dropped on the
+way end the link, which is reported as a problem of the link (`link_down`) and never as the
+seat's doing, and the seat that dialled dials again with backoff.
 
 The mesh moves frames; it does not judge them. What arrives on a link goes to a `MeshHandler`
 with the seat it came from (the game driver decides what a frame means). What a link does is
@@ -23,6 +25,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 from enum import Enum
+from ipaddress import IPv6Address, IPv6Network, ip_address
 from typing import Any
 
 from twisted.internet.defer import Deferred, DeferredList, succeed
@@ -37,6 +40,7 @@ from zope.interface import implementer
 import client.net.sealed as sealed
 from client.net.faults import FrameFaults
 from client.net.lan_checks import PeerRefused, explain_peer_link_failure
+from protocol.cards import MAX_PLAYERS
 from protocol.identity import Identity, fingerprint
 from protocol.messages import PROTOCOL_VERSION, FrameDecoder, GameStart, Message, MessageError
 from protocol.messages import encode as encode_message
@@ -47,6 +51,7 @@ from protocol.peer_messages import (
     PEER_LINK,
     PEER_MAX_FRAME,
     PeerHello,
+    TableRefusal,
 )
 from protocol.sealed import describe_key
 
@@ -60,6 +65,16 @@ CLOSE_GRACE = 5.0  # seconds a closing link may take to send what it holds
 #: own buffer filled up). The most an honest peer can be owed at once is a catch-up answer
 #: (client/game.py bounds each), far below this; past it the link is cut, not buffered for ever.
 MAX_UNREAD_BYTES = 4 * 1024 * 1024
+#: Accepted links not yet up in a game (TLS handshaking, waiting for their hello or for their
+#: game's roster, or refused for their key and parting) the listener keeps, from one address
+#: (an IPv6 /64) and in all. Past either, it cuts the oldest such link of the address that
+#: holds the most: never the newest, so a flood costs at most this many sockets and handshakes
+#: (each ends within HANDSHAKE_TIMEOUT, or CLOSE_GRACE once parting, anyway), and an honest
+#: seat that dials in the midst of one still gets through. A cut
+#: link's socket closes on the reactor's next turn; while MAX_PENDING cut ones wait for it (a
+#: burst faster than the reactor turns), new connections are refused at once instead.
+MAX_PENDING_PER_ADDRESS = 8
+MAX_PENDING = 64
 
 
 class LinkLoss(Enum):
@@ -88,6 +103,16 @@ class MeshHandler:
         dropped unread (a seat that asks several peers for a message gets it from each)."""
         return False
 
+    def wrong_key(self, seat: int, shown: bytes | None, dialled: bool) -> None:
+        """A machine showed another key than the roster gives `seat`: at that seat's address
+        (`dialled`: this side dialled it), or dialling this side as that seat. The link is
+        refused; nothing else is said to it but `said_first`."""
+
+    def said_first(self) -> Sequence[Message]:
+        """What this side says first on every link, before the hellos and whatever key the
+        other side shows: the refusals of the table it holds (client/table_setup.py)."""
+        return ()
+
     def misbehaved(self, seat: int, reason: str) -> None:
         """A peer wrote, on its own sealed link, something that breaks the link protocol, or
         stopped reading it; the link is closed. No signature proves it to anyone else, so it
@@ -109,15 +134,18 @@ class PeerLink(Protocol):
     MAX_UNREAD_BYTES."""
 
     def __init__(self, listener: PeerListener | None, mesh: Mesh | None, seat: int | None) -> None:
-        self.listener = listener  # set on accepted links until the game is known
+        self.listener = listener  # the one that accepted it: it counts the link until it is up
         self.mesh = mesh
         self.seat = seat  # the peer's seat: known when dialling, learned when accepting
         self.decoder = FrameDecoder(HANDSHAKE_MAX_FRAME)
         self.sealed = not sealed.UNSEALED_LINKS_FOR_BENCHMARKS_ONLY
         self.peer_key: bytes | None = None  # the key in the peer's certificate
         self.heard_hello = False
+        self.refusals_heard = 0  # before the hellos
+        self.said_first = 0  # how many of the handler's `said_first` went on this link
         self.authenticated = False
         self.closed = False
+        self.parting = False  # refused, but still reading the refusals said to it
         self.failure: str | None = None  # why this side dropped the link, if it did
         self.loss = LinkLoss.REFUSED  # what kind of loss `failure` is
         self.lost: Deferred[None] = Deferred()  # fires when the connection is gone
@@ -148,19 +176,11 @@ class PeerLink(Protocol):
                 return
             self._send_hello()
 
-    def expect_key(self, key: bytes) -> bool:
-        """The dialler's TLS check: the certificate must hold the dialled seat's roster key."""
-        assert self.mesh is not None and self.seat is not None
-        if key == self.mesh.roster.seats[self.seat].public_key:
-            return True
-        self.failure = self._wrong_key(self.mesh, self.seat, key)
-        return False
-
     def dataReceived(self, data: bytes) -> None:
         try:
             frames = self.decoder.feed(data)
             for payload in frames:
-                if self.closed:
+                if self.closed and not self.parting:
                     return
                 self._frame(payload)
         except MessageError as error:
@@ -178,10 +198,10 @@ class PeerLink(Protocol):
                 self.failure = f"the TLS handshake failed ({reason.getErrorMessage()[:120]})"
         elif self.failure is None:
             self.loss = LinkLoss.CLOSED if reason.check(ConnectionDone) else LinkLoss.BROKEN
+        if self.listener is not None:
+            self.listener._forget(self)
         if self.mesh is not None:
             self.mesh._link_lost(self, self.failure or reason.getErrorMessage(), self.loss)
-        elif self.listener is not None:
-            self.listener._forget(self)
 
     # --- sending ---
 
@@ -241,8 +261,11 @@ class PeerLink(Protocol):
         if self.sealed and self.peer_key is None:
             raise MessageError("a frame before the TLS handshake ended")
         message = HANDSHAKE.decode(payload)
-        assert isinstance(message, PeerHello)
-        self._hello(message)
+        if isinstance(message, TableRefusal):
+            self._refusal(message)
+        elif not self.parting:
+            assert isinstance(message, PeerHello)
+            self._hello(message)
 
     def _hello(self, hello: PeerHello) -> None:
         if self.heard_hello:
@@ -258,10 +281,35 @@ class PeerLink(Protocol):
             raise MessageError(f"dialled seat {self.seat} but seat {hello.seat} answered")
         self._up()
 
+    def _refusal(self, refusal: TableRefusal) -> None:
+        """A refusal of the table said before the hellos (by a seat that will not play; also
+        where the keys do not match): handed to the handler of its game, which checks whose
+        key signed it. One link carries at most a table's worth of them."""
+        self.refusals_heard += 1
+        if self.refusals_heard > MAX_PLAYERS:
+            raise MessageError("more refusals before the hello than a table has seats")
+        mesh = self.mesh
+        if mesh is None:
+            assert self.listener is not None
+            mesh = self.listener.meshes.get(refusal.game)
+        if mesh is None:
+            return  # a game this client is not in (yet): said again on the next dial
+        mesh.handler.received(refusal.seat, refusal)
+        self._say_first(mesh)
+
+    def _say_first(self, mesh: Mesh) -> None:
+        """Send what the handler says first on every link and this link has not carried."""
+        said = list(mesh.handler.said_first())
+        for message in said[self.said_first :]:
+            self.send(message)
+        self.said_first = max(self.said_first, len(said))
+
     def attach(self, mesh: Mesh, hello: PeerHello) -> None:
-        """The listener found this link's game: check the seat and its key, and answer."""
-        self.listener = None
+        """The listener found this link's game: check the seat and its key, and answer. The
+        listener counts the link until it is up: one refused for its key stays pending while it
+        parts (up to CLOSE_GRACE), so that the caps bound those too."""
         self.mesh = mesh
+        mesh._track(self)
         if not (0 <= hello.seat < len(mesh.roster.seats)) or hello.seat >= mesh.seat:
             self._fail(f"seat {hello.seat} may not dial seat {mesh.seat} in this game")
             return
@@ -272,10 +320,16 @@ class PeerLink(Protocol):
         self._up()
 
     def _key_refused(self, mesh: Mesh, seat: int) -> bool:
-        """Fail closed unless the certificate's key is the roster's key for `seat`."""
-        if not self.sealed or self.peer_key == mesh.roster.seats[seat].public_key:
+        """Fail closed unless the certificate's key is the roster's key for `seat`: the
+        handler hears of a wrong key, and the other side hears only what the handler says
+        first on every link (before the hellos, either way)."""
+        right = not self.sealed or self.peer_key == mesh.roster.seats[seat].public_key
+        if not right:
+            mesh.handler.wrong_key(seat, self.peer_key, dialled=seat > mesh.seat)
+        self._say_first(mesh)
+        if right:
             return False
-        self._fail(self._wrong_key(mesh, seat, self.peer_key))
+        self._part(self._wrong_key(mesh, seat, self.peer_key))
         return True
 
     @staticmethod
@@ -295,6 +349,8 @@ class PeerLink(Protocol):
         self.authenticated = True
         self.decoder.max_length = PEER_MAX_FRAME
         self._cancel_timeout()
+        if self.listener is not None:
+            self.listener._forget(self)
         self.mesh._link_authenticated(self)
 
     # --- failures ---
@@ -308,6 +364,17 @@ class PeerLink(Protocol):
             self.mesh.handler.misbehaved(self.seat, reason)
         self.close()
         self.transport.abortConnection()
+
+    def _part(self, reason: str) -> None:
+        """Refuse the link, but close it only after what was written to it has gone (a
+        refusal of the table), reading meanwhile only the refusals the other side says; cut it
+        if that takes longer than CLOSE_GRACE."""
+        log.info("dropping a peer link: {reason}", reason=reason)
+        self.failure, self.loss = reason, LinkLoss.REFUSED
+        self.parting = True
+        self.close()
+        cut = self._reactor().callLater(CLOSE_GRACE, self.transport.abortConnection)
+        self.lost.addCallback(lambda _: cut.cancel() if cut.active() else None)
 
     def _handshake_timed_out(self) -> None:
         self._timeout = None
@@ -326,7 +393,11 @@ class PeerLink(Protocol):
 
 
 class PeerListener(Factory):
-    """The client's peer port: accepts links and hands each to the mesh of its game."""
+    """The client's peer port: accepts links and hands each to the mesh of its game.
+
+    Until a link is up in a game (its key checked) it is `pending`, oldest first, with the
+    address it came from; the caps above bound how many, and how many cut ones may wait to
+    close (`cut`)."""
 
     def __init__(
         self, reactor: Any, identity: Identity, unknown_game_wait: float = UNKNOWN_GAME_WAIT
@@ -336,7 +407,9 @@ class PeerListener(Factory):
         self.unknown_game_wait = unknown_game_wait
         self.port: IListeningPort | None = None
         self.meshes: dict[bytes, Mesh] = {}
-        self.waiting: dict[PeerLink, tuple[PeerHello, Any]] = {}
+        self.pending: dict[PeerLink, str] = {}
+        self.cut: set[PeerLink] = set()  # cut for room, their sockets not yet closed
+        self.waiting: dict[PeerLink, tuple[PeerHello, Any]] = {}  # hello heard, game unknown
 
     def listen(self, description: str = "tcp:0") -> Deferred[int]:
         """Start listening (`tcp:0` picks a free port); fires with the port number."""
@@ -353,25 +426,28 @@ class PeerListener(Factory):
 
         return started.addCallback(listening)
 
-    def buildProtocol(self, addr: Any) -> PeerLink:
-        return PeerLink(self, None, None)
+    def buildProtocol(self, addr: Any) -> PeerLink | None:
+        if len(self.cut) >= MAX_PENDING:
+            return None  # the port closes the connection now
+        link = PeerLink(self, None, None)
+        self.pending[link] = address_of(addr)
+        self._make_room()
+        return link
 
     def register(self, mesh: Mesh) -> None:
         self.meshes[mesh.roster.game_id] = mesh
-        for link, (hello, timer) in list(self.waiting.items()):
+        for link, (hello, _) in list(self.waiting.items()):
             if hello.game == mesh.roster.game_id:
-                timer.cancel()
-                del self.waiting[link]
+                self._stop_waiting(link)
                 link.attach(mesh, hello)
 
     def unregister(self, mesh: Mesh) -> None:
         self.meshes.pop(mesh.roster.game_id, None)
 
     def stop(self) -> Deferred[None]:
-        for link, (_, timer) in list(self.waiting.items()):
-            timer.cancel()
-            link.close()
-        self.waiting.clear()
+        for link in list(self.pending):
+            self._forget(link)
+            link._fail("this client stopped listening")
         if self.port is None:
             return succeed(None)
         stopped: Deferred[None] = self.port.stopListening()
@@ -386,13 +462,51 @@ class PeerListener(Factory):
         self.waiting[link] = (hello, timer)
 
     def _unknown_game(self, link: PeerLink) -> None:
-        self.waiting.pop(link, None)
+        self._forget(link)
         link._fail("the peer named a game this client is not in")
 
+    def _make_room(self) -> None:
+        """Cut the oldest pending link of the address holding the most while a cap is
+        passed (the newest, last in `pending`, is never the first of its address)."""
+        held = Counter(self.pending.values())
+        while len(self.pending) > MAX_PENDING or max(held.values()) > MAX_PENDING_PER_ADDRESS:
+            most = max(held.values())
+            oldest, address = next(
+                (link, address) for link, address in self.pending.items() if held[address] == most
+            )
+            held[address] -= 1
+            self._forget(oldest)
+            self.cut.add(oldest)
+            oldest._fail(f"too many links from {address} are not in a game yet: the oldest is cut")
+
     def _forget(self, link: PeerLink) -> None:
+        """The link is up in a game now, or gone."""
+        self.pending.pop(link, None)
+        self.cut.discard(link)
+        self._stop_waiting(link)
+
+    def _stop_waiting(self, link: PeerLink) -> None:
+        """The link's game is known now, or the link is gone."""
         entry = self.waiting.pop(link, None)
         if entry is not None and entry[1].active():
             entry[1].cancel()
+
+
+def address_of(addr: Any) -> str:
+    """Where a link comes from, as the caps count it: its host, or for IPv6 its /64 (one
+    machine is often given a whole /64)."""
+    host = getattr(addr, "host", None)
+    if not isinstance(host, str):
+        return str(addr)
+    try:
+        ip = ip_address(host)
+    except ValueError:
+        return host
+    if isinstance(ip, IPv6Address):
+        if ip.ipv4_mapped is not None:
+            return str(ip.ipv4_mapped)
+        return str(IPv6Network((ip, 64), strict=False))
+    return host
 
 
 class Mesh:
@@ -423,6 +537,9 @@ class Mesh:
         self.sent_bytes_to: Counter[int] = Counter()  # ... and to each seat
         self._attempts: dict[int, int] = {}
         self._redials: dict[int, Any] = {}
+        #: Links not up yet: dialled (with the attempt to connect) or accepted for this game;
+        #: closed with the mesh, like those up (a refusing seat goes on dialling until then).
+        self._unproven: dict[PeerLink, Deferred[Any] | None] = {}
         self.started = False
         self.closed = False
 
@@ -487,6 +604,11 @@ class Mesh:
                 timer.cancel()
         self._redials.clear()
         links = list(self.links.values())
+        for link, connecting in list(self._unproven.items()):
+            if link.transport is not None:
+                links.append(link)
+            elif connecting is not None:
+                connecting.cancel()
         for link in links:
             link.close()
         closing = DeferredList([link.lost for link in links], consumeErrors=True)
@@ -510,11 +632,20 @@ class Mesh:
         link = PeerLink(None, self, seat)
         endpoint: Any = HostnameEndpoint(self.reactor, peer.host, peer.port, timeout=10)
         if link.sealed:
-            endpoint = sealed.dial(endpoint, self.identity, link.expect_key, self.reactor)
+            # Any Ed25519 key passes TLS: `handshakeCompleted` compares it with the roster's
+            # before this side says anything but its refusals, so that a machine at the wrong
+            # key can be told why the table will not start.
+            endpoint = sealed.dial(endpoint, self.identity, lambda key: True, self.reactor)
         connecting = endpoint.connect(Factory.forProtocol(lambda: link))
-        connecting.addErrback(lambda failure: self._dial_failed(seat, failure))
+        self._track(link, connecting)
+        connecting.addErrback(lambda failure: self._dial_failed(seat, link, failure))
 
-    def _dial_failed(self, seat: int, failure: Failure) -> None:
+    def _track(self, link: PeerLink, connecting: Deferred[Any] | None = None) -> None:
+        self._unproven[link] = connecting
+        link.lost.addBoth(lambda _: self._unproven.pop(link, None))
+
+    def _dial_failed(self, seat: int, link: PeerLink, failure: Failure) -> None:
+        self._unproven.pop(link, None)
         if self.closed:
             return
         peer = self.roster.seats[seat]
@@ -534,6 +665,7 @@ class Mesh:
 
     def _link_authenticated(self, link: PeerLink) -> None:
         assert link.seat is not None
+        self._unproven.pop(link, None)
         if self.closed:
             link.close()
             return

@@ -67,6 +67,15 @@ def dial(
     return wrapClientTLS(_Dialling(context), endpoint, reactor)
 
 
+class _AcceptingFactory(TLSMemoryBIOFactory):
+    """Twisted's TLS factory, but a connection the wrapped factory refuses (builds no
+    protocol for) is closed at once, as it would be without TLS."""
+
+    def buildProtocol(self, addr: Any) -> Any:
+        inner = self.wrappedFactory.buildProtocol(addr)
+        return None if inner is None else self.protocol(self, inner)
+
+
 def accept(
     factory: IProtocolFactory, identity: Identity, clients_show_keys: bool, reactor: Any
 ) -> Any:
@@ -75,7 +84,7 @@ def accept(
     protocol compares with the one it expects, once it knows which that is)."""
     check = (lambda key: True) if clients_show_keys else None
     context = sealed.context(identity, now(), check)
-    return TLSMemoryBIOFactory(_Accepting(context), False, factory, reactor)
+    return _AcceptingFactory(_Accepting(context), False, factory, reactor)
 
 
 def connection_of(transport: Any) -> SSL.Connection | None:

@@ -89,6 +89,7 @@ from client.session import Seat, check_reachable, connect_lobby, open_peer_port,
 from client.table_setup import TableRefused
 from protocol.identity import Identity, IdentityError, fingerprint
 from protocol.messages import GameStart, Member, MessageError, RoomOptions, RoomState, RoomSummary
+from protocol.table import roster_digest
 
 # What a lobby request can fail with; each says why in a sentence.
 LOBBY_PROBLEMS = (LobbyError, LobbyDisconnected, LanProblem, MessageError, RequestTimeout)
@@ -546,6 +547,16 @@ class LobbyScreen(LobbyListener):
     def _own_bots(self) -> dict[bytes, str]:
         return {bot.key: bot.strategy for bot in self.bots if bot.key is not None}
 
+    def _bots_for(self, roster: GameStart) -> list[RoomBot]:
+        """The bots this person started for this roster's room and that are seated (not one
+        still playing a game the person left): the table check wants each at its seat."""
+        return [
+            bot
+            for bot in self.bots
+            if bot.name and bot.key and bot.room == roster.room_id
+            and bot not in self.bots_playing_on
+        ]  # fmt: skip
+
     def _bot_names(self) -> list[str]:
         return [bot.name for bot in self.bots if bot.name]
 
@@ -614,9 +625,13 @@ class LobbyScreen(LobbyListener):
         try:
             screen = self.game_screen(self.terminal)
             screen.own_bots = self._own_bots()
+            bots = self._bots_for(roster)
+            gate = bots_agree(bots, roster, self.name) if bots else None
             outcome = await play_roster(
-                self.reactor, seat, self.identity, self.listener, roster, terms, screen
-            )
+                self.reactor, seat, self.identity, self.listener, roster, terms, screen,
+                own_bots={bot.name: bot.key for bot in bots if bot.name and bot.key},
+                confirm_gate=gate,
+            )  # fmt: skip
             left = outcome.left
         except TableRefused as refused:
             self._error(f"the game did not start: {refused}")
@@ -777,3 +792,28 @@ def _name_sentence(refusal: Exception) -> str:
     if isinstance(refusal, MessageError):
         return "a name " + str(refusal).split("field 'name' ", 1)[-1] + "; choose another"
     return str(refusal)
+
+
+def bots_agree(
+    bots: Sequence[RoomBot], roster: GameStart, me: str
+) -> Callable[[bytes], Deferred[None]]:
+    """The confirm gate of the client that started `bots` (TableSetup.confirm_gate): it
+    confirms `identity` only once each bot reported the roster it got and the identity it
+    derived, the same as this client's; else TableRefused, in words. A bot that never
+    reports holds the confirmation until the setup's deadline."""
+    digest = roster_digest(roster)
+
+    async def compare(identity: bytes) -> None:
+        for bot in bots:
+            await bot.reported
+            if bot.table is not None and bot.table[0] != digest:
+                lie = "the lobby gave {} bot {} another roster than {}"
+            elif bot.table is not None and bot.table[1] != identity:
+                lie = "{} bot {} derived another game identity than {}"
+            else:
+                continue
+            raise TableRefused(
+                lie.format("your", bot.name, "yours"), said=lie.format(f"{me}'s", bot.name, me)
+            )
+
+    return lambda identity: Deferred.fromCoroutine(compare(identity))

@@ -802,12 +802,17 @@ async def play_roster(
     roster: GameStart,
     terms: RoomTerms | None,
     screen: GameScreen,
+    own_bots: Mapping[str, bytes] | None = None,
+    confirm_gate: Callable[[bytes], Deferred[None]] | None = None,
 ) -> Outcome:
     """Agree on the table with the others, then play its game at this screen until it ends;
     returns once every link is closed (the peer port may then serve the next game).
-    TableRefused, saying why, if the table does not start."""
+    `own_bots`, `confirm_gate`: the checks of the bots this client started for the room
+    (TableSetup). TableRefused, saying why, if the table does not start."""
     say = screen.terminal.say
-    setup = await agree_on_table(reactor, seat, identity, listener, roster, terms, say)
+    setup = await agree_on_table(
+        reactor, seat, identity, listener, roster, terms, say, own_bots, confirm_gate=confirm_gate
+    )
     with deck_workers() as executor:
         game = start_game(reactor, seat, identity, listener, setup, screen.player, executor)
         screen.game = game
