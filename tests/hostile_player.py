@@ -336,6 +336,8 @@ class HostileGame(PeerGame):
     def _compose(self, step: int) -> None:
         if step == self._withholding:
             return  # withheld: not made again
+        if self._ended_alone is not None and step >= self._ended_alone:
+            return  # it said it ended: it makes no step message again
         if self.slow <= 0 or getattr(self, "_thought", -1) == step:
             super()._compose(step)
             return
@@ -346,6 +348,14 @@ class HostileGame(PeerGame):
             self._pump()
 
         self.reactor.callLater(self.slow, thought)
+
+    def _beat(self, now: float) -> None:
+        if self._ended_alone is None:
+            super()._beat(now)  # an ended client says no more where it is (client/game.py)
+
+    def _tell_holding(self, seat: int) -> None:
+        if self._ended_alone is None:
+            super()._tell_holding(seat)
 
     def _pace_holdings(self) -> None:
         """`withhold-idle`: once withholding, its holdings (heartbeats, for older clients) go
