@@ -925,7 +925,8 @@ async def play_human_seat(
         terminal.say(f"Waiting for {seats - 1} bots to join the table...")
         roster = await match(reactor, seat, seats, options, identity, listener)
         terminal.say("Everyone is here: " + ", ".join(s.name for s in roster.seats) + ".")
-        return await play_roster(reactor, seat, identity, listener, roster, options, screen)
+        terms = RoomTerms(seats, options)
+        return await play_roster(reactor, seat, identity, listener, roster, terms, screen)
     finally:
         await listener.stop()
 
