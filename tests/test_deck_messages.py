@@ -2,7 +2,7 @@
 
 import msgpack
 import pytest
-from hypothesis import given
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from protocol.cards import ALL_CARDS, Bean
@@ -291,6 +291,8 @@ def test_a_float_where_a_deck_map_holds_an_integer_is_refused():
         decode_message({**SAMPLE_KEYS.to_wire(), "epoch": 1.0}, 2)
 
 
+# Deck messages of up to 154 points are slow to draw on a loaded machine: that is no failure.
+@settings(suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(messages, st.data())
 def test_a_byte_changed_in_a_deck_message_is_refused_or_is_its_encoding(message, data):
     """For any deck message the encoder writes, decoding gives it back; with any one byte
