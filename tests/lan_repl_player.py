@@ -27,6 +27,7 @@ from client.screen import GameScreen, Terminal, play_roster
 from client.session import Seat, match, open_peer_port
 from client.summary import summarize
 from protocol.messages import RoomOptions
+from protocol.table import RoomTerms
 from tests.typist import Typist
 
 
@@ -50,7 +51,8 @@ async def play(reactor: Any, args: argparse.Namespace) -> int:
         with create_pipe_input() as keyboard:
             screen = GameScreen(Terminal(colour=False, input=keyboard, output=DummyOutput()))
             typist = Typist(reactor, screen, keyboard)
-            outcome = await play_roster(reactor, seat, identity, listener, roster, options, screen)
+            terms = RoomTerms(args.seats, options)
+            outcome = await play_roster(reactor, seat, identity, listener, roster, terms, screen)
     finally:
         await listener.stop()
     printed = screen.terminal.printed
