@@ -113,6 +113,7 @@ class Seat:
     ended_at: float | None = None  # when it named a seat or voted one out
     signed: Holding | None = None  # its last holding, signed again only when it changes
     answered: dict[int, float] = field(default_factory=dict)  # when each peer was answered
+    links_up: dict[int, bool] = field(default_factory=dict)  # as it last heard, by peer
 
     def __post_init__(self) -> None:
         self.watch = StepWatch(self.players, self.number)
@@ -218,8 +219,8 @@ class Table:
                 up = self.link_up(other, seat.number, self.now) and self.link_up(
                     seat.number, other, self.now
                 )
-                was = getattr(seat, "_up", {}).get(other, True)
-                seat.__dict__.setdefault("_up", {})[other] = up
+                was = seat.links_up.get(other, True)
+                seat.links_up[other] = up
                 if up and not was:
                     seat.away.link_up(other, self.now)
                     self._holding_to(seat, other)
@@ -248,14 +249,15 @@ class Table:
         seat.composing_until = None
         hostile = self.hostile if not self._honest(number) else None
         versions = [self._made(seat, step, 0)]
+        second_to: frozenset[int] = frozenset()
         if hostile is not None and hostile.equivocate_at == step:
             versions.append(self._made(seat, step, 1))
+            second_to = hostile.equivocate_to
         seat.held.setdefault(step, {})[number] = versions[0]
         seat.watch.begin(step, self.now)
         seat.started.setdefault(step, self.now)
         for other in range(self.players):
-            second = len(versions) > 1 and other in hostile.equivocate_to  # type: ignore[union-attr]
-            self.send(number, other, versions[1] if second else versions[0])
+            self.send(number, other, versions[1] if other in second_to else versions[0])
         self._advance(seat)
 
     def _on_deliver(self, source: int, target: int, message: Any) -> None:
@@ -313,12 +315,16 @@ class Table:
             return
         if not (mover or self._owes(seat)):
             return
-        hostile = self.hostile
-        withholder = hostile is not None and hostile.seat == seat.number
-        if withholder and hostile.withhold_at is not None and seat.step >= hostile.withhold_at:  # type: ignore[union-attr]
+        if self._withholds(seat):
             return  # never makes it: it owes, and does not compose
         seat.composing_until = self.now + self.compose[(seat.number, seat.step)]
         self._later(seat.composing_until - self.now, ("composed", seat.number, seat.step))
+
+    def _withholds(self, seat: Seat) -> bool:
+        hostile = self.hostile
+        if hostile is None or hostile.seat != seat.number or hostile.withhold_at is None:
+            return False
+        return seat.step >= hostile.withhold_at
 
     def _holding(self, seat: Seat) -> Holding:
         composing = seat.composing_until is not None
