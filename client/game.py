@@ -5,7 +5,7 @@ owes something, someone else started the step, or its player acts), collects eve
 message, has the lockstep apply them, writes the step to the game file, and tells the player.
 Every step message is signed by its author and sent to every seat; nobody relays it. Each
 message hashes every message of the step before, so a seat given another version of a message
-than the others finds out at the next step and looks into the fork (`_suspect_fork`): two
+than the others finds out at the next step and looks into the fork (protocol/forks.py): two
 different signed messages for one seat and step are equivocation, and the pair is the proof. A
 seat that lacks a message asks for it (`_ask`, `_ask_all_later`), and a peer passes on what
 comes after it was asked (`_pass_on`): an author that sends to some seats only holds nobody
@@ -21,7 +21,9 @@ read is bounded by the mesh. Verdicts rest on signed messages only (docs/peer-pr
 "Blame"; protocol.blame): what a link does closes the link, blaming nobody; a seat is named
 for withholding only on its own signed holding, and a seat that holds the game up otherwise
 is voted out as gone by the clocks of protocol.step_watch; the game ends early only by a
-signed, unanimous vote, recorded before any seed is revealed (protocol/ending.py).
+signed, unanimous vote, recorded before any seed is revealed (protocol/ending.py). The pure
+machines of protocol/ decide (the verdicts, the step watch, fork resolution, the end of a
+game); this module adapts them to the mesh, the game file and the clock.
 
 Heavy work (shuffles and their proofs) runs off the reactor thread, one step at a time, so a
 person's screen never freezes; the screen and bots read `view`, a snapshot taken between steps.
@@ -51,12 +53,15 @@ from protocol.blame import (
     Cheat,
     ForkedState,
     InputContradicted,
+    equivocation,
     gone_for_good,
+    played_after_ending,
     withheld,
 )
 from protocol.cards import Card
 from protocol.catch_up import CatchUp
-from protocol.ending import EndVotes, ending_problem, mask_of, seats_in
+from protocol.ending import EndOfGame, seats_in
+from protocol.forks import ForkResolution
 from protocol.identity import Identity, SignatureError, Verifier
 from protocol.lockstep import Final, GameConfig, Lockstep, StepReport
 from protocol.messages import Message, MessageError
@@ -86,8 +91,6 @@ LINK_SILENCE = 15.0  # a link that says nothing this long is dead (TCP may not n
 ABANDON_AFTER = 300.0  # seconds a seat may be away before the others vote to end without it
 ANSWER_INTERVAL = 0.5  # a peer's holdings about one step are answered at most this often
 WANT_AFTER = 0.05  # seconds a step waits on another seat's message before asking every peer
-FORK_PUSH_EVERY = 5.0  # seconds between sending round our versions of a fork's messages
-FOLLOW_GRACE = 2.0  # seconds a complete step may still take to come in before following
 CHAT_BURST = 10  # chat lines a peer may send at once, then CHAT_PER_SECOND
 CHAT_PER_SECOND = 2.0
 
@@ -257,12 +260,8 @@ class PeerGame(MeshHandler):
         self._catch_up = {other: CatchUp() for other in self._peers}
         self._answer_again: dict[int, Any] = {}
         self.presence = Presence(self.names)
-        self._votes = EndVotes(self.players)
-        self._my_vote: tuple[EndVote, float] | None = None  # and when it was first signed
-        self._escalated: set[int] = set()  # present seats that would not vote with us
+        self.end = EndOfGame(self.players, seat, step_deadline)
         self.ending: _Ending | None = None
-        self._endings: dict[int, tuple[Ended, float]] = {}  # each other seat's, and when
-        self._may_follow: set[int] = set()  # seats whose ending this seat may follow
         self._seeds: dict[int, bytes] = {}  # revealed for the audit of an early ending
         self._seed_wait: Any = None
         self.step = 0  # the step being played; the lockstep's own counter moves in a worker thread
@@ -292,8 +291,7 @@ class PeerGame(MeshHandler):
         self._busy = False  # composing or playing a step
         # A message made from another version of a message of the step before: the step
         # waits until the equivocation behind it comes to light (`_suspect_fork`).
-        self._fork: ForkedState | None = None
-        self._fork_pushed = 0.0  # when our versions of the contested messages last went round
+        self.forks = ForkResolution()
         self._working = False  # a worker thread is using the lockstep
         self.view: View = self._snapshot()
 
@@ -364,8 +362,8 @@ class PeerGame(MeshHandler):
             self._tell_the_ending(seat)
             return
         self.mesh.send(seat, self._holding())
-        self._push_contested(seat)
-        for vote in self._votes.votes.values():
+        self._offer_contested((seat,))
+        for vote in self.end.votes.votes.values():
             self._send_catching_up(seat, vote)
         if news is not None and self.outcome is None:
             self.player.presence_changed(self, news)
@@ -531,8 +529,8 @@ class PeerGame(MeshHandler):
         if self.outcome is not None or self.ending is not None:
             return
         now = self.reactor.seconds()
-        if self._fork is not None and now - self._fork_pushed >= FORK_PUSH_EVERY:
-            self._push_contested(None)
+        if self.forks.offer_due(now):
+            self._offer_contested(sorted(self.mesh.connected))
         for seat in sorted(self.mesh.connected):
             if now - self._peers[seat].heard > LINK_SILENCE:
                 self.mesh.drop(seat, f"no word from {self.names[seat]} for {LINK_SILENCE:g} s")
@@ -594,55 +592,39 @@ class PeerGame(MeshHandler):
         step; a new one only when the seats change."""
         if self.abandon_after <= 0:
             return
-        self._votes.at(self.step)
         overdue = gone_for_good(
             now=now,
             started=self.watch.started,
-            missing=self.watch.missing | self._forked(),
+            missing=self.watch.missing | self.forks.holding_up,
             away={seat: self.away.reading(seat, now) for seat in self._peers},
-            left={seat: heard for seat, (_, heard) in self._endings.items()},
+            left=self.end.left,
             deadline=self.step_deadline,
             abandon=self.abandon_after,
         )
-        if self._my_vote is not None:
-            vote, since = self._my_vote
-            if vote.step == self.step and now - since >= self.step_deadline:
-                self._escalated |= self._votes.not_agreeing(vote.gone) - {self.seat}
-        gone = (set(overdue) | self._escalated) - {self.seat}
-        if not gone:
-            return
-        mask = mask_of(gone)
-        if self._my_vote is None or self._my_vote[0].gone != mask:
+        mask = self.end.vote_wanted(self.step, overdue, now)
+        if mask is not None:
             vote = sign(self.identity, EndVote(self.game_id, self.step, self.seat, mask))
-            self._my_vote = (vote, now)
-            self._votes.add(vote)
-            names = ", ".join(self.names[seat] for seat in sorted(gone))
+            self.end.voted(vote, now)
+            names = ", ".join(self.names[seat] for seat in seats_in(mask))
             self.player.notice(self, f"{names} gone for good: asking the others to end the game")
             self.mesh.broadcast(vote)
         self._end_if_unanimous()
 
-    def _forked(self) -> frozenset[int]:
-        """The seat whose message a fork keeps this seat from playing (it is unsettled as a
-        missing one is)."""
-        return frozenset() if self._fork is None else frozenset({self._fork.seat})
-
     def _vote_received(self, link: int, vote: EndVote) -> None:
-        if self.ending is not None or not self._ours(vote) or vote.step != self.step:
-            return  # a vote for another step lapsed, or is not due yet
-        self._votes.at(self.step)
-        if self._votes.votes.get(vote.seat) == vote or not self._verified_or_cut(link, vote):
+        if self.ending is not None or not self._ours(vote) or not self.end.wants(vote, self.step):
             return
-        if self._votes.add(vote) and link == vote.seat:
+        if not self._verified_or_cut(link, vote):
+            return
+        if self.end.vote_received(vote, self.step) and link == vote.seat:
             self.mesh.broadcast(vote, skip=(vote.seat,))
         self._end_if_unanimous()
 
     def _end_if_unanimous(self) -> None:
-        if self._my_vote is None or self.ending is not None:
+        votes = self.end.unanimous(self.step)
+        if votes is None or self.ending is not None:
             return
-        mine = self._my_vote[0]
-        votes = self._votes.unanimous(mine.gone) if mine.step == self.step else None
-        if votes is None:
-            return
+        mine = self.end.mine
+        assert mine is not None
         record = {
             "kind": "abandoned",
             "step": self.step,
@@ -692,7 +674,7 @@ class PeerGame(MeshHandler):
         its catch-up budget, and count against it."""
         assert self.ending is not None
         told: list[Message] = [self._ended, *self.ending.halves]
-        told += [other for other, _ in self._endings.values() if other.seat != seat]
+        told += [other for other, _ in self.end.endings.values() if other.seat != seat]
         for message in told:
             wire = encode_message(message)
             self._catch_up[seat].charge(len(wire), self.reactor.seconds())
@@ -702,11 +684,11 @@ class PeerGame(MeshHandler):
         """Another seat ended the game: it will never sign a step message again, so nobody
         can play past the step it ended at. A seat that declares an ending at a step it has
         already signed its way past contradicts itself (the two signed messages prove it)."""
-        if not self._ours(ended) or ended.seat == self.seat or ended.seat in self._endings:
+        if not self._ours(ended) or ended.seat == self.seat or self.end.heard_end_of(ended.seat):
             return
         if not self._verified_or_cut(link, ended):
             return
-        self._endings[ended.seat] = (ended, self.reactor.seconds())
+        problem = self.end.ended_received(ended, self.reactor.seconds(), self._verifiers)
         if link == ended.seat:
             self.mesh.broadcast(ended, skip=(ended.seat,))
         if ended.seed is not None:
@@ -716,23 +698,12 @@ class PeerGame(MeshHandler):
             if self._lingering is not None:
                 self._leave_once_all_have_ended()
             return
-        later = [
-            (step, frames[ended.seat])
-            for step, frames in self._held_steps()
-            if step > ended.step and ended.seat in frames
-        ]
-        if later:
-            step, frame = later[0]
-            reason = (
-                f"declared the game ended at step {ended.step}, then signed its message for "
-                f"step {step}"
-            )
-            self._stop(Cheat(ended.seat, step, reason), (frame,), ended)
-            return
-        problem = ending_problem(ended, self._verifiers, self.seat)
-        if problem is None:
-            self._may_follow.add(ended.seat)
-        else:
+        for step, frames in self._held_steps():
+            cheat = played_after_ending(ended.seat, ended.step, step)
+            if cheat is not None and ended.seat in frames:
+                self._stop(cheat, (frames[ended.seat],), ended)
+                return
+        if problem is not None:
             name, how = self.names[ended.seat], " by a vote" if ended.why == "vote" else ""
             self.player.notice(
                 self,
@@ -746,51 +717,33 @@ class PeerGame(MeshHandler):
         return played + sorted(self.inbox.items())
 
     def _follow_if_stuck(self) -> None:
-        """Follow another seat's ending where it binds this seat too:
-
-        - a vote whose votes this seat holds (`ending_problem`): its own among them (nobody
-          plays the step a vote ended the game at), or, if it excluded this seat, those of
-          most of the table (it was away);
-        - a broken deal, once this seat cannot play on: it is past the step the other ended
-          at, or that step still lacks messages FOLLOW_GRACE after the ending came (a step
-          that completes is played first: the same broken card may show here).
-
-        Any other ending (a stop for a cheat, a vote of a few seats without this one, a vote
-        shown without its votes) only says that its author will never play again: it has left
-        for good, and is voted out once the abandon time has passed (`_consider_voting`). It
-        never makes this seat reveal its seed."""
+        """Follow another seat's ending where it binds this seat too (EndOfGame.to_follow:
+        a vote it may follow, or a broken deal once this seat cannot play on). Any other
+        ending only says that its author will never play again: it has left for good, and is
+        voted out once the abandon time has passed (`_consider_voting`). It never makes this
+        seat reveal its seed."""
         if self.ending is not None or self.outcome is not None or self._busy:
             return
-        now = self.reactor.seconds()
         complete = len(self.inbox.get(self.step, {})) == self.players
-        for seat, (ended, heard) in sorted(self._endings.items()):
-            if seat not in self._may_follow:
-                continue
-            if ended.why == "vote":
-                binding = True
-            elif ended.why == "dispute":
-                stuck = not complete and now - heard >= FOLLOW_GRACE
-                binding = ended.step < self.step or stuck
-            else:
-                binding = False
-            if binding:
-                record = {
-                    "kind": "ended_by",
-                    "seat": seat,
-                    "step": ended.step,
-                    "why": ended.why,
-                    "ended": ended.to_wire(),
-                }
-                following = _Ending(
-                    "followed",
-                    self.step,
-                    ended.gone,  # seats the vote excused from the audit
-                    by=seat,
-                    reveal=ended.seed is not None,
-                    followed=ended,
-                )
-                self._conclude(following, record)
-                return
+        ended = self.end.to_follow(self.reactor.seconds(), self.step, complete)
+        if ended is None:
+            return
+        record = {
+            "kind": "ended_by",
+            "seat": ended.seat,
+            "step": ended.step,
+            "why": ended.why,
+            "ended": ended.to_wire(),
+        }
+        following = _Ending(
+            "followed",
+            self.step,
+            ended.gone,  # seats the vote excused from the audit
+            by=ended.seat,
+            reveal=ended.seed is not None,
+            followed=ended,
+        )
+        self._conclude(following, record)
 
     def _audit_when_every_seed_is_in(self) -> None:
         ending = self.ending
@@ -910,11 +863,12 @@ class PeerGame(MeshHandler):
             return
         author, step = frame.seat, frame.step
         if held is not None:
+            cheat = equivocation(author, step, held, frame.frame)
+            assert cheat is not None  # a copy of the one held was dropped above
             halves = tuple(StepFrame(self.game_id, step, author, *v) for v in (held, frame.frame))
             for half in halves:  # each seat may lack one half or the other
                 self.mesh.broadcast(half, skip=(author,))
-            reason = f"signed two different messages for step {step} (equivocation)"
-            self._stop(Cheat(author, step, reason), (held, frame.frame), halves=halves)
+            self._stop(cheat, (held, frame.frame), halves=halves)
             return
         self.inbox.setdefault(step, {})[author] = frame.frame
         self._held_wire[encode_message(frame)] = step
@@ -975,7 +929,7 @@ class PeerGame(MeshHandler):
 
     def _pump(self) -> None:
         """Do whatever the current step needs next."""
-        if self._busy or self._fork is not None:
+        if self._busy or self.forks.open:
             return  # a step on its way, or a fork being looked into
         if self.outcome is not None or self.ending is not None:
             return
@@ -1058,8 +1012,7 @@ class PeerGame(MeshHandler):
             del self.inbox[step]
             self._held_wire = {w: held for w, held in self._held_wire.items() if held >= step}
             self.step = step + 1
-            self._votes.at(self.step)
-            self._my_vote, self._escalated = None, set()  # a vote lapses with its step
+            self.end.step_played(self.step)  # a vote lapses with its step
             self.watch.waiting(self.step)
             self.away.progress(self.reactor.seconds())
             if self.inbox.get(self.step):
@@ -1112,7 +1065,7 @@ class PeerGame(MeshHandler):
         the equivocation, names its author and sends both halves round (`_step_frame`). If
         none ever comes, the step stalls, and the seats it waits on are voted out as gone
         (`_consider_voting`)."""
-        self._fork = fork
+        self.forks.suspect(fork)
         before = self.step - 1
         authors = ", ".join(self.names[author] for author in sorted(fork.contested))
         self.player.notice(
@@ -1121,21 +1074,16 @@ class PeerGame(MeshHandler):
             f"{before} than this seat did: someone signed two. The game waits for the other "
             "version to name who",
         )
-        self._push_contested(None)
+        if self.forks.offer_due(self.reactor.seconds()):
+            self._offer_contested(sorted(self.mesh.connected))
 
-    def _push_contested(self, seat: int | None) -> None:
-        """Our versions of a fork's contested messages, to `seat` (None: every seat)."""
-        fork = self._fork
-        if fork is None:
-            return
-        self._fork_pushed = self.reactor.seconds()
-        before = self.step - 1
-        for author in sorted(fork.contested):
-            frame = StepFrame(self.game_id, before, author, *self.history[before][author])
-            if seat is None:
-                self.mesh.broadcast(frame)
-            elif seat != author:
-                self.mesh.send(seat, frame)
+    def _offer_contested(self, seats: Sequence[int]) -> None:
+        """Our versions of a fork's contested messages, to each of `seats` that lacks them,
+        within its catch-up budget (once on a link; on a new one, after a while)."""
+        for seat in seats:
+            for step, author in self.forks.contested_for(seat):
+                frame = StepFrame(self.game_id, step, author, *self.history[step][author])
+                self._send_catching_up(seat, frame, (step, author))
 
     def _in_thread(self, function: Any, *args: Any, heavy: bool = False) -> Deferred[Any]:
         """Run heavy lockstep work (a deck round's shuffle or proofs, the set-up, the audit)
@@ -1238,7 +1186,7 @@ class PeerGame(MeshHandler):
     def _leave_once_all_have_ended(self) -> None:
         others = [seat for seat in range(self.players) if seat != self.seat]
         if self.ending is not None:
-            done = all(seat in self._endings for seat in others)
+            done = self.end.all_ended(others)
         else:
             done = all(self._peers[seat].step >= self.step for seat in others)
         if done:

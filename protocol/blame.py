@@ -2,7 +2,8 @@
 what that seat signed, and the bound on how long a stalled game waits for a seat.
 
 - A verdict (`Cheat`) names a seat only on messages it signed: two versions of one step
-  message; a step message the rules refuse or that its author signed malformed
+  message (`equivocation`); a step message signed after its own signed ending
+  (`played_after_ending`); a step message the rules refuse or that its author signed malformed
   (protocol.lockstep raises those); a state its own signed inputs contradict
   (`state_verdict`); and, for withholding, its own signed holding saying it has owed its
   message longer than the step deadline (`withheld`). A signature that fails is a link fault
@@ -109,6 +110,23 @@ def state_verdict(
         if theirs != ours
     }
     return ForkedState(seat, step, contested)
+
+
+def equivocation(author: int, step: int, held: object, other: object) -> Cheat | None:
+    """The verdict on `author` if `held` and `other`, both its signed messages for `step`
+    (signatures checked by the caller), differ: one seat signs one message a step."""
+    if held == other:
+        return None
+    return Cheat(author, step, f"signed two different messages for step {step} (equivocation)")
+
+
+def played_after_ending(author: int, ended_at: int, step: int) -> Cheat | None:
+    """The verdict on `author` if it signed its message for `step` after its signed ending at
+    `ended_at` (an ending promises that its author signs no step message past it)."""
+    if step <= ended_at:
+        return None
+    reason = f"declared the game ended at step {ended_at}, then signed its message for step {step}"
+    return Cheat(author, step, reason)
 
 
 def withheld(

@@ -21,6 +21,9 @@ own seed) only if they prove it (`ending_problem`): its own vote is among them, 
 itself, the votes of most of the table are. Any other ending by a vote only says that its
 author has left for good: one seat's word never ends the game for the others, nor takes a
 seed from them.
+
+`EndOfGame` is one seat's side of all this as a machine of its own (votes, endings, what
+binds), which client/game.py drives and tests/blame_sim.py checks beside the verdicts.
 """
 
 from __future__ import annotations
@@ -129,3 +132,124 @@ def _read_vote(wire: bytes, ended: Ended, verifiers: Sequence[Verifier]) -> EndV
     if (vote.game, vote.step, vote.gone) != (ended.game, ended.step, ended.gone):
         return "a vote is for another game, step or seats gone"
     return vote
+
+
+#: Seconds a step that lacks messages may still take to come in before this seat follows
+#: another seat's ending of a broken deal (a step that completes is played first: the same
+#: broken card may show here).
+FOLLOW_GRACE = 2.0
+
+
+@dataclass
+class EndOfGame:
+    """This seat's side of ending early: its vote and the others', and the endings of the
+    other seats, with what follows from them. The driver signs, sends and records; this says
+    what to sign and which ending binds.
+
+    - `vote_wanted`: the seats to vote out now (protocol.blame.gone_for_good gives those gone
+      for good; once our vote has stood `deadline` seconds, the seats that would not vote
+      with us are added), if that differs from the vote we hold.
+    - `unanimous`: the votes that end the game, once every present seat's is held.
+    - `ended_received` / `to_follow`: another seat's ending, and whether it binds this seat
+      (`ending_problem`; a broken deal once this seat cannot play on). Any other ending only
+      says that its author left for good (`left`), which counts toward voting it out.
+    """
+
+    players: int
+    me: int
+    deadline: float
+    follow_grace: float = FOLLOW_GRACE
+    votes: EndVotes = field(init=False)
+    mine: EndVote | None = None
+    _mine_since: float = 0.0
+    _not_agreeing: set[int] = field(default_factory=set)  # seats that would not vote with us
+    endings: dict[int, tuple[Ended, float]] = field(default_factory=dict)  # and when it came
+    _may_follow: set[int] = field(default_factory=set)
+
+    def __post_init__(self) -> None:
+        self.votes = EndVotes(self.players)
+
+    def step_played(self, step: int) -> None:
+        """`step` is now the one being played: every vote lapses with the step it named."""
+        self.votes.at(step)
+        self.mine, self._not_agreeing = None, set()
+
+    def vote_wanted(self, step: int, overdue: frozenset[int], now: float) -> int | None:
+        """The mask of seats gone of a vote this seat is to sign now for `step` (None: no
+        new vote), given the seats `overdue` (gone for good)."""
+        self.votes.at(step)
+        mine = self.mine
+        if mine is not None and mine.step == step and now - self._mine_since >= self.deadline:
+            self._not_agreeing |= self.votes.not_agreeing(mine.gone) - {self.me}
+        gone = (set(overdue) | self._not_agreeing) - {self.me}
+        if not gone or (mine is not None and mine.gone == mask_of(gone)):
+            return None
+        return mask_of(gone)
+
+    def voted(self, vote: EndVote, now: float) -> None:
+        """This seat signed `vote` (what `vote_wanted` asked for)."""
+        self.votes.at(vote.step)
+        self.mine, self._mine_since = vote, now
+        self.votes.add(vote)
+
+    def wants(self, vote: EndVote, step: int) -> bool:
+        """Whether another seat's vote is for `step` and new here (worth checking its
+        signature): a vote for another step lapsed, or is not due yet."""
+        self.votes.at(step)
+        return vote.step == step and self.votes.votes.get(vote.seat) != vote
+
+    def vote_received(self, vote: EndVote, step: int) -> bool:
+        """Keep another seat's vote for `step`, verified; True the first time it is seen (to
+        relay), False after (or if it is for another step)."""
+        self.votes.at(step)
+        return self.votes.add(vote)
+
+    def unanimous(self, step: int) -> tuple[EndVote, ...] | None:
+        """The votes that end the game at `step` without the seats of our vote, once every
+        present seat's vote for it is held."""
+        mine = self.mine
+        if mine is None or mine.step != step:
+            return None
+        return self.votes.unanimous(mine.gone)
+
+    def heard_end_of(self, seat: int) -> bool:
+        return seat in self.endings
+
+    def ended_received(self, ended: Ended, now: float, verifiers: Sequence[Verifier]) -> str | None:
+        """Another seat's ending, its signature checked (once per seat): why this seat may
+        not follow it (`ending_problem`), or None if it may, when it binds (`to_follow`)."""
+        self.endings[ended.seat] = (ended, now)
+        problem = ending_problem(ended, verifiers, self.me)
+        if problem is None:
+            self._may_follow.add(ended.seat)
+        return problem
+
+    @property
+    def left(self) -> dict[int, float]:
+        """When each seat whose ending came said it left, for `gone_for_good`."""
+        return {seat: heard for seat, (_, heard) in self.endings.items()}
+
+    def to_follow(self, now: float, step: int, complete: bool) -> Ended | None:
+        """The ending this seat is to follow now, at `step` (`complete`: every message of it
+        is here), if one binds it:
+
+        - a vote that `ending_problem` lets it follow (its own vote among its votes, or, if
+          it left this seat out, those of most of the table: it was away);
+        - a broken deal, once this seat cannot play on: it is past the step the other ended
+          at, or that step still lacks messages `follow_grace` after the ending came.
+
+        Any other ending binds nobody but its author."""
+        for seat, (ended, heard) in sorted(self.endings.items()):
+            if seat not in self._may_follow:
+                continue
+            if ended.why == "vote":
+                return ended
+            if ended.why == "dispute":
+                stuck = not complete and now - heard >= self.follow_grace
+                if ended.step < step or stuck:
+                    return ended
+        return None
+
+    def all_ended(self, seats: Sequence[int]) -> bool:
+        """Whether every one of `seats` has told this seat that it ended."""
+        return all(seat in self.endings for seat in seats)

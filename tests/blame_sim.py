@@ -7,9 +7,11 @@ step is urgent or another seat's message of it is in, and starts making it then
 (`Obligation` signs no time owed while it does); it sends a signed `Holding` every tick and
 answers one with what its sender lacks; it names a seat only through `blame.withheld` (a
 holding of its own), `blame.state_verdict` (a state its own inputs contradict) or two
-versions of one message; a fork sends our versions of the contested messages round on every
-link that comes up and every few seconds; and it votes seats out only through
-`blame.gone_for_good`, with `StepWatch` and `AwayClock`. Step contents are opaque: a message
+versions of one message (`blame.equivocation`); a fork (`forks.ForkResolution`) offers our
+versions of the contested messages on every link that comes up and every few seconds; and it
+votes seats out only through `blame.gone_for_good`, with `StepWatch` and `AwayClock`, and the
+vote `ending.EndOfGame` asks for (its first vote ends the seat's game here: what a unanimous
+vote takes is protocol/ending.py's own test's). Step contents are opaque: a message
 is (author, step, version), its digest the SHA-256 of that, a seat's chain the SHA-256 of the
 chain before and the digests it played.
 
@@ -24,10 +26,13 @@ from __future__ import annotations
 import hashlib
 import heapq
 import itertools
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from protocol.blame import Cheat, ForkedState, gone_for_good, state_verdict, withheld
+from protocol.blame import Cheat, ForkedState, equivocation, gone_for_good, state_verdict, withheld
+from protocol.ending import EndOfGame, seats_in
+from protocol.forks import ForkResolution
 from protocol.identity import Identity, Verifier
 from protocol.peer_messages import MAX_OWED, Holding, sign
 from protocol.step_watch import AwayClock, Obligation, StepWatch
@@ -35,7 +40,6 @@ from protocol.step_watch import AwayClock, Obligation, StepWatch
 TICK = 1.0
 DEADLINE = 4.0
 ABANDON = 10.0
-FORK_PUSH_EVERY = 5.0
 IDLE_PACE = 5.0
 ANSWER_INTERVAL = 0.5  # a peer's holdings are answered at most this often (client/game.py)
 GAME = bytes(16)
@@ -102,8 +106,8 @@ class Seat:
     watch: StepWatch = field(init=False)
     away: AwayClock = field(default_factory=lambda: AwayClock(settle=DEADLINE))
     latest: dict[int, Holding] = field(default_factory=dict)
-    fork: ForkedState | None = None
-    pushed: float = 0.0
+    forks: ForkResolution = field(default_factory=ForkResolution)
+    end: EndOfGame = field(init=False)
     verdicts: list[Cheat] = field(default_factory=list)
     votes: list[tuple[float, frozenset[int]]] = field(default_factory=list)
     started: dict[int, float] = field(default_factory=dict)
@@ -117,6 +121,7 @@ class Seat:
 
     def __post_init__(self) -> None:
         self.watch = StepWatch(self.players, self.number)
+        self.end = EndOfGame(self.players, self.number, DEADLINE)
 
     @property
     def done(self) -> bool:
@@ -224,7 +229,7 @@ class Table:
                 if up and not was:
                     seat.away.link_up(other, self.now)
                     self._holding_to(seat, other)
-                    self._push_fork(seat, other)
+                    self._offer_contested(seat, [other])
                 elif was and not up:
                     seat.away.link_down(other, self.now)
 
@@ -238,8 +243,8 @@ class Table:
                     self.send(seat.number, other, holding)
             if not self._honest(seat.number):
                 continue
-            if seat.fork is not None and self.now - seat.pushed >= FORK_PUSH_EVERY:
-                self._push_fork(seat, None)
+            if seat.forks.offer_due(self.now):
+                self._offer_contested(seat, range(self.players))
             self._judge(seat)
 
     def _on_composed(self, number: int, step: int) -> None:
@@ -309,7 +314,7 @@ class Table:
         return self.kinds[seat.step].urgent or bool(seat.held.get(seat.step))
 
     def _maybe_compose(self, seat: Seat, mover: bool = False) -> None:
-        if seat.composing_until is not None or seat.fork is not None or seat.done:
+        if seat.composing_until is not None or seat.forks.open or seat.done:
             return
         if seat.step >= len(self.kinds) or seat.mine(seat.step) is not None:
             return
@@ -396,11 +401,11 @@ class Table:
             return
         held = seat.held.get(message.step, {}).get(message.author)
         if held is not None:
-            if held.version != message.version and self._honest(seat.number):
+            cheat = equivocation(message.author, message.step, held, message)
+            if cheat is not None and self._honest(seat.number):
                 for half in (held, message):  # each seat may lack one half or the other
                     self.broadcast(seat.number, half)
-                reason = f"signed two different messages for step {message.step} (equivocation)"
-                self._name(seat, Cheat(message.author, message.step, reason))
+                self._name(seat, cheat)
             return
         seat.held.setdefault(message.step, {})[message.author] = message
         if message.step == seat.step:
@@ -412,7 +417,7 @@ class Table:
 
     def _advance(self, seat: Seat) -> None:
         """Play every step whose messages are all here, checking their states."""
-        while not seat.done and seat.fork is None:
+        while not seat.done and not seat.forks.open:
             messages = seat.held.get(seat.step, {})
             if len(messages) < self.players:
                 return
@@ -424,8 +429,9 @@ class Table:
                         seat.inputs[seat.step],
                     )  # fmt: skip
                     if isinstance(verdict, ForkedState):
-                        seat.fork = verdict
-                        self._push_fork(seat, None)
+                        seat.forks.suspect(verdict)
+                        if seat.forks.offer_due(self.now):
+                            self._offer_contested(seat, range(self.players))
                         return
                     if verdict is not None:
                         self._name(seat, verdict)
@@ -438,16 +444,12 @@ class Table:
             seat.away.progress(self.now)
             self._reach(seat)
 
-    def _push_fork(self, seat: Seat, other: int | None) -> None:
-        if seat.fork is None or not self._honest(seat.number):
+    def _offer_contested(self, seat: Seat, targets: Iterable[int]) -> None:
+        if not self._honest(seat.number):
             return
-        seat.pushed = self.now
-        before = seat.step - 1
-        for author in sorted(seat.fork.contested):
-            message = seat.held[before][author]
-            targets = range(self.players) if other is None else [other]
-            for target in targets:
-                self.send(seat.number, target, message)
+        for target in targets:
+            for step, author in seat.forks.contested_for(target):
+                self.send(seat.number, target, seat.held[step][author])
 
     def _judge(self, seat: Seat) -> None:
         here = seat.held.get(seat.step, {})
@@ -458,20 +460,20 @@ class Table:
             if cheat is not None:
                 self._name(seat, cheat)
                 return
-        missing = seat.watch.missing | (frozenset({seat.fork.seat}) if seat.fork else frozenset())
         gone = gone_for_good(
             now=self.now,
             started=seat.watch.started,
-            missing=missing,
+            missing=seat.watch.missing | seat.forks.holding_up,
             away={
                 o: seat.away.reading(o, self.now) for o in range(self.players) if o != seat.number
             },
-            left={},
+            left=seat.end.left,
             deadline=DEADLINE,
             abandon=ABANDON,
         )
-        if gone:
-            seat.votes.append((self.now, gone))
+        mask = seat.end.vote_wanted(seat.step, gone, self.now)
+        if mask is not None:
+            seat.votes.append((self.now, frozenset(seats_in(mask))))
             seat.ended_at = self.now
 
     def _name(self, seat: Seat, cheat: Cheat) -> None:

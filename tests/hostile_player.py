@@ -421,11 +421,11 @@ class HostileGame(PeerGame):
             super()._suspect_fork(fork)
             return
         say(fork_seen=fork.step, against=fork.seat)
-        self._fork = fork  # stalls here, sending no version round (`_push_contested`)
+        self.forks.suspect(fork)  # stalls here, offering no version round (`_offer_contested`)
 
-    def _push_contested(self, seat: int | None) -> None:
+    def _offer_contested(self, seats: Sequence[int]) -> None:
         if self._split_at is None:
-            super()._push_contested(seat)
+            super()._offer_contested(seats)
 
     def submit(self, actions: Sequence[Action]) -> None:
         rules = self.view.rules

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from protocol.ending import ending_problem, mask_of
+from protocol.ending import FOLLOW_GRACE, EndOfGame, ending_problem, mask_of
 from protocol.identity import Identity, Verifier
 from protocol.messages import encode
 from protocol.peer_messages import Ended, EndVote, sign
@@ -156,3 +156,76 @@ def test_no_vote_ending_is_followed_without_this_seats_vote_or_most_of_the_table
         assert me in signed_by or (me in gone and 2 * len(signed_by) > PLAYERS)
         assert signed_by == set(range(PLAYERS)) - gone and author in signed_by
         assert len(votes) == len(signed_by)
+
+
+# --- EndOfGame: one seat's side of ending early ------------------------------------------------
+
+DEADLINE = 60.0
+
+
+def signed_vote(seat: int, gone: int, step: int = STEP) -> EndVote:
+    return sign(KEYS[seat], EndVote(GAME, step, seat, gone))
+
+
+def test_a_seat_votes_only_once_someone_is_gone_and_once_per_set_of_seats():
+    end = EndOfGame(PLAYERS, 0, DEADLINE)
+    assert end.vote_wanted(STEP, frozenset(), 0.0) is None
+    assert end.vote_wanted(STEP, frozenset({4}), 1.0) == GONE
+    end.voted(signed_vote(0, GONE), 1.0)
+    assert end.vote_wanted(STEP, frozenset({4}), 2.0) is None  # it stands
+    assert end.vote_wanted(STEP, frozenset({3, 4}), 3.0) == mask_of({3, 4})  # the seats changed
+
+
+def test_seats_that_do_not_vote_with_us_a_deadline_long_are_voted_out_too():
+    end = EndOfGame(PLAYERS, 0, DEADLINE)
+    end.voted(signed_vote(0, GONE), 0.0)
+    for seat in (1, 2):
+        assert end.wants(signed_vote(seat, GONE), STEP)
+        end.vote_received(signed_vote(seat, GONE), STEP)
+    assert end.vote_wanted(STEP, frozenset({4}), DEADLINE - 1) is None
+    assert end.vote_wanted(STEP, frozenset({4}), DEADLINE) == mask_of({3, 4})
+
+
+def test_a_unanimous_vote_ends_and_a_vote_lapses_with_its_step():
+    end = EndOfGame(PLAYERS, 0, DEADLINE)
+    end.voted(signed_vote(0, GONE), 0.0)
+    for seat in (1, 2):
+        end.vote_received(signed_vote(seat, GONE), STEP)
+    assert end.unanimous(STEP) is None  # seat 3's is missing
+    assert not end.wants(signed_vote(3, GONE, STEP + 1), STEP)  # not due yet
+    end.vote_received(signed_vote(3, GONE), STEP)
+    votes = end.unanimous(STEP)
+    assert votes is not None and sorted(v.seat for v in votes) == [0, 1, 2, 3]
+    end.step_played(STEP + 1)
+    assert end.unanimous(STEP + 1) is None and end.mine is None
+    assert end.vote_wanted(STEP + 1, frozenset({4}), 1.0) == GONE  # a new vote for the new step
+
+
+def test_a_relayed_vote_is_kept_once():
+    end = EndOfGame(PLAYERS, 0, DEADLINE)
+    assert end.vote_received(signed_vote(1, GONE), STEP)
+    assert not end.wants(signed_vote(1, GONE), STEP)
+    assert not end.vote_received(signed_vote(1, GONE), STEP)
+
+
+def test_only_an_ending_this_seat_may_follow_binds_it_and_any_other_says_its_author_left():
+    end = EndOfGame(PLAYERS, 0, DEADLINE)
+    assert end.ended_received(ending(2, GONE, ()), 10.0, VERIFIERS) == "no vote is shown for it"
+    assert end.to_follow(100.0, STEP, complete=False) is None
+    assert end.left == {2: 10.0} and end.heard_end_of(2) and not end.heard_end_of(1)
+    assert end.ended_received(ending(1, GONE, FULL), 11.0, VERIFIERS) is None
+    followed = end.to_follow(11.0, STEP, complete=True)
+    assert followed is not None and followed.seat == 1
+
+
+def test_a_broken_deal_binds_once_this_seat_cannot_play_on():
+    end = EndOfGame(PLAYERS, 0, DEADLINE)
+    stopped = sign(KEYS[3], Ended(GAME, STEP, 3, "stopped", 0, None))
+    assert end.ended_received(stopped, 0.0, VERIFIERS) is None
+    dispute = sign(KEYS[1], Ended(GAME, STEP, 1, "dispute", 0, bytes(32)))
+    assert end.ended_received(dispute, 0.0, VERIFIERS) is None
+    assert end.to_follow(0.5, STEP, complete=False) is None  # its messages may still come
+    assert end.to_follow(100.0, STEP, complete=True) is None  # complete: played first
+    assert end.to_follow(FOLLOW_GRACE, STEP, complete=False) is dispute
+    assert end.to_follow(0.5, STEP + 1, complete=True) is dispute  # past it
+    assert not end.all_ended([1, 2, 3]) and end.all_ended([1, 3])
