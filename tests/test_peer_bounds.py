@@ -498,3 +498,23 @@ def test_a_fork_names_nobody_and_keeps_offering_until_the_step_is_settled_or_vot
     votes = {m.gone for _, m in mesh.sent if isinstance(m, EndVote)}
     assert votes == {0b0010}
     assert game.ending is None or game.ending.cheat is None
+
+
+def test_seats_that_stop_playing_together_are_voted_out_by_the_one_seat_left(tmp_path):
+    """Three colluding seats stop at once, links up, saying nothing: the one honest seat
+    names nobody (nothing signed says anything against them), and at the step deadline plus
+    the abandon time votes all three out; its vote is the whole vote of the seats left, so
+    the game ends there, by a vote, with no finding."""
+    game, mesh, clock, _ = a_game(tmp_path)
+    played_steps(game, 5)
+    game._in_thread = lambda work, *args, heavy=False: maybeDeferred(work, *args)  # type: ignore[method-assign]
+    game._send_own(5, (b"mine", bytes(64)))
+    for _ in range(int(game.step_deadline + game.abandon_after) + 2):
+        clock.advance(1)
+        game._tick()
+        if game.ending is not None:
+            break
+    ending = game.ending
+    assert ending is not None and ending.why == "vote" and ending.cheat is None
+    assert ending.gone == 0b1110 and [vote.seat for vote in ending.votes] == [0]
+    assert clock.seconds() >= game.step_deadline + game.abandon_after
