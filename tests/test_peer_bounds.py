@@ -518,3 +518,5 @@ def test_seats_that_stop_playing_together_are_voted_out_by_the_one_seat_left(tmp
     assert ending is not None and ending.why == "vote" and ending.cheat is None
     assert ending.gone == 0b1110 and [vote.seat for vote in ending.votes] == [0]
     assert clock.seconds() >= game.step_deadline + game.abandon_after
+    told = {(to, type(m).__name__) for to, m in mesh.sent if isinstance(m, EndVote | Ended)}
+    assert told == {(seat, kind) for seat in (1, 2, 3) for kind in ("EndVote", "Ended")}
