@@ -36,6 +36,15 @@ def test_shadow_secrets_and_dleq_nonces_are_bound_to_their_statement():
     assert mine.dleq_nonce(0, 3, b"one statement") != mine.dleq_nonce(0, 3, b"another")
 
 
+def test_the_shuffle_argument_secret_is_its_own_per_epoch_and_seat():
+    mine = secrets_for()
+    secrets = {mine.shuffle_argument_secret(epoch) for epoch in range(3)}
+    secrets.add(secrets_for(seat=2).shuffle_argument_secret(0))
+    secrets.add(mine.shuffle_key(0))
+    secrets.add(mine.coin_share(0, 2))
+    assert len(secrets) == 5
+
+
 def test_a_derived_scalar_that_reduces_to_zero_is_replaced(monkeypatch):
     # P5: "reject zero". Force the first attempt to reduce to zero; the next one is used.
     real_derive = deck_secrets.derive

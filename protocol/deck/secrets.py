@@ -90,3 +90,7 @@ class SeatSecrets:
 
     def dleq_nonce(self, epoch: int, slot: int, statement: bytes) -> Scalar:
         return self._scalar(epoch, "dleq nonce", slot, statement)
+
+    def shuffle_argument_secret(self, epoch: int) -> bytes:
+        """The key the shuffle argument's nonces come from (it adds the statement's hash)."""
+        return derive(self._seed, *self._labels(epoch, "shuffle argument"))
