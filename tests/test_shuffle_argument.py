@@ -600,3 +600,16 @@ def test_s8_a_three_cycle_verifies_and_the_misread_convention_fails_on_it():
     assert not accepts(case.statement, misread_proof(case))
     transposition = Case(3, "s8", permutation=[1, 0, 2])
     assert accepts(transposition.statement, misread_proof(transposition))
+
+
+# The quick audit's comparison -------------------------------------------------------------------
+
+
+def test_a_verified_proof_is_recognised_as_the_provers_own_only_when_it_is():
+    case = THREE_CYCLE_CASE
+    args = (GROUP, case.statement, case.key, case.permutation)
+    assert sa.is_own_proof(*args, case.secret, case.proof)
+    other = sa.prove_shuffle(*args, b"another secret, another nonce!!!")
+    assert accepts(case.statement, other)  # valid, but not the one the secret gives
+    assert not sa.is_own_proof(*args, case.secret, other)
+    assert not sa.is_own_proof(*args, case.secret, case.proof[:-32])
