@@ -26,7 +26,6 @@ from client.bots import STRATEGIES
 from client.net import DEFAULT_LOBBY_PORT, parse_lobby_address, version_line
 from protocol.cards import MAX_PLAYERS, MIN_PLAYERS
 from protocol.messages import SINGLETON_RULES
-from protocol.table import MIN_PROOF_ROUNDS
 
 # `play`'s bots: the table seats 3 to 7 players, the person one of them unless --no-human.
 BOTS_WITH_YOU = f"{MIN_PLAYERS - 1} to {MAX_PLAYERS - 1}"
@@ -36,11 +35,11 @@ BOTS_ALONE = f"{MIN_PLAYERS} to {MAX_PLAYERS}"
 def _game_arguments(parser: argparse.ArgumentParser) -> None:
     """The options of a room this command creates or joins."""
     parser.add_argument(
-        "--proof-rounds",
-        type=int,
-        default=40,
-        metavar="R",
-        help="shuffle proof rounds (default 40; fewer need --allow-weak-proofs)",
+        "--no-proofs",
+        dest="proofs",
+        action="store_false",
+        help="deal without shuffle and relock proofs (for tests and slow machines; "
+        "needs --allow-weak-proofs)",
     )
     _weak_proofs_argument(parser)
     parser.add_argument(
@@ -63,8 +62,7 @@ def _weak_proofs_argument(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--allow-weak-proofs",
         action="store_true",
-        help=f"play games with fewer than {MIN_PROOF_ROUNDS} shuffle proof rounds (0: none); "
-        "every player is shown how weak they are",
+        help="play games dealt without proofs; every player is shown that they are off",
     )
 
 

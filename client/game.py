@@ -275,9 +275,6 @@ class PeerGame(MeshHandler):
         self.done: Deferred[Outcome] = Deferred()
         self.outcome: Outcome | None = None
         self._own_frames: dict[int, Frame] = {}  # signed before a crash, to be sent again
-        # A game file of format 2 recorded only how far messages without moves went out: up
-        # to here, a seat resumed from one sends no moves (they might replace such a message).
-        self._passive_after_restart = -1
         self._lingering: Any = None  # after the end, until every peer has the last step
         self._last_beat = 0.0
         self._asked_all_at = -1  # the last step `_ask_all_later` was set up for
@@ -321,7 +318,6 @@ class PeerGame(MeshHandler):
             self.history[step] = list(frames)
             self.step = step + 1
         self._own_frames = {step: f for step, f in saved.own.items() if step >= self.step}
-        self._passive_after_restart = saved.passive_until
         self._refresh()
 
     def submit(self, actions: Sequence[Action]) -> None:
@@ -951,13 +947,9 @@ class PeerGame(MeshHandler):
         self._refresh()
 
     def _compose(self, step: int) -> None:
-        """This seat's message for the step, with the queued moves (unless a game file of
-        format 2 says a message without moves may have gone out for the step before a crash:
-        then that same message again, and the moves wait for a later step)."""
+        """This seat's message for the step, with the queued moves."""
         self._step_started.setdefault(step, self.reactor.seconds())
-        actions: list[Action] = []
-        if step > self._passive_after_restart:
-            actions, self.queued = self.queued, []
+        actions, self.queued = self.queued, []
         self._busy = True
         work = self._in_thread(self.lockstep.compose, actions)
 

@@ -22,10 +22,12 @@ import msgpack
 from protocol.messages import GameStart
 from protocol.table import AgreedTable
 
+#: 4: as 3, for the deck protocol whose shuffles are proved by one argument (protocol 4).
 #: 3: every message of this seat recorded and synced before it is sent. 2: only those with
-#: moves, and `passive_until` records (still read, and honoured on resume); 1: as 3, unsynced.
-FORMAT = 3
-READABLE = (1, 2, FORMAT)
+#: moves, and `passive_until` records; 1: as 3, unsynced. Formats 1 to 3 hold games dealt
+#: with cut-and-choose proofs, which this version can no longer check or replay.
+FORMAT = 4
+OLDER = (1, 2, 3)
 _PREFIX = struct.Struct(">I")
 MAX_RECORD = 64 * 1024 * 1024
 
@@ -122,7 +124,6 @@ class GameFile:
     contributions: tuple[bytes, ...] = ()
     steps: list[list[Frame]] = field(default_factory=list)
     own: dict[int, Frame] = field(default_factory=dict)  # its messages, by step
-    passive_until: int = -1  # format 2: the last step it may have sent one without moves for
     end: dict[str, Any] | None = None  # the last of the ENDINGS records, with its audit
     left: bool = False  # the player left, and no step was played since (docs/gamefile.md)
     whole: int = 0  # bytes up to the end of the last whole record
@@ -140,7 +141,13 @@ class GameFile:
     def read(cls, path: Path) -> GameFile:
         records = iter(_records(path.read_bytes()))
         header, whole = next(records, (None, 0))
-        if header is None or header.get("kind") != "header" or header.get("format") not in READABLE:
+        if header is not None and header.get("kind") == "header" and header.get("format") in OLDER:
+            raise GameFileError(
+                f"{path} is a game from an older protocol of bohnanza-p2p (game file format "
+                f"{header['format']}, shuffles proved by cut-and-choose); this version reads "
+                f"format {FORMAT} only, so it cannot audit, replay or resume that game"
+            )
+        if header is None or header.get("kind") != "header" or header.get("format") != FORMAT:
             raise GameFileError(f"{path} is not a bohnanza-p2p game file (format {FORMAT})")
         try:
             roster = GameStart.from_wire(header["roster"])
@@ -161,8 +168,6 @@ class GameFile:
             elif record.get("kind") == "own":
                 payload, signature = record["frame"]
                 game.own[record["step"]] = (bytes(payload), bytes(signature))
-            elif record.get("kind") == "passive_until":
-                game.passive_until = max(game.passive_until, record["step"])
             elif record.get("kind") == "left":
                 game.left = True
             elif record.get("kind") in ENDINGS:

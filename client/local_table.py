@@ -28,7 +28,6 @@ from client.bots import bot_profile, spawn_bot
 from client.net import load_or_create
 from lobby.limits import LobbyLimits
 from lobby.service import makeService
-from protocol.table import MIN_PROOF_ROUNDS
 
 LOCAL = "127.0.0.1"
 PLAY_LOBBY_PROFILE = "play-lobby"
@@ -57,15 +56,14 @@ def bot_command(args: argparse.Namespace, port: int, seats: int, number: int) ->
         "--profile", bot_profile("play", number),
         "--strategy", args.strategy,
         "--listen", f"tcp:0:interface={LOCAL}",
-        "--proof-rounds", str(args.proof_rounds),
         "--singleton-rule", args.singleton_rule,
         "--step-deadline", str(args.step_deadline),
         "--abandon-after", str(args.abandon_after),
         "--turn-seconds", str(args.turn_seconds),
         "--json",
         "--apart",
-        # The person chose the proof rounds of this table of their own bots.
-        *(["--allow-weak-proofs"] if args.proof_rounds < MIN_PROOF_ROUNDS else []),
+        # The person chose the proofs of this table of their own bots.
+        *([] if args.proofs else ["--no-proofs", "--allow-weak-proofs"]),
     ]  # fmt: skip
 
 

@@ -53,7 +53,7 @@ class Seat:
     listen: str = "tcp:0"
     step_deadline: float = 60.0
     abandon_after: float = 300.0
-    allow_weak_proofs: bool = False  # accept games with fewer than MIN_PROOF_ROUNDS rounds
+    allow_weak_proofs: bool = False  # accept games dealt without proofs
 
     @classmethod
     def from_args(
@@ -71,10 +71,10 @@ class Seat:
 
 
 def room_options(args: argparse.Namespace) -> RoomOptions:
-    """The options of the room a command line asks for (`--proof-rounds` and the rest)."""
+    """The options of the room a command line asks for (`--no-proofs` and the rest)."""
     return RoomOptions(
         singleton_rule=args.singleton_rule,
-        proof_rounds=args.proof_rounds,
+        proofs=args.proofs,
         turn_seconds=args.turn_seconds,
     )
 
@@ -106,7 +106,7 @@ async def match(
 ) -> GameStart:
     """Quick-match into a room of `seats` and wait for the roster; LanProblem, with the fix,
     when this client could not play with the others on this network."""
-    floor = below_the_floor(options.proof_rounds, seat.allow_weak_proofs)
+    floor = below_the_floor(options.proofs, seat.allow_weak_proofs)
     if floor is not None:  # said before asking the lobby for such a room
         raise TableRefused(f"This client will not play that game: {floor}.")
 
@@ -137,7 +137,7 @@ async def sit_in_room(
 
     async def join(lobby: LobbyClient) -> RoomTerms:
         joined = await lobby.join(room)
-        floor = below_the_floor(joined.options.proof_rounds, seat.allow_weak_proofs)
+        floor = below_the_floor(joined.options.proofs, seat.allow_weak_proofs)
         if floor is not None:
             raise TableRefused(f"This client will not play the game of room {room}: {floor}.")
         await lobby.ready()

@@ -56,13 +56,12 @@ from protocol.sealed import describe_key
 from protocol.table import (
     CHECK_CODE,
     CONTRIBUTION_BYTES,
-    MIN_PROOF_ROUNDS,
+    PROOFS_OFF,
     AgreedTable,
     RoomTerms,
     below_the_floor,
     commitment,
     game_identity,
-    proof_strength,
     read_refusal,
     roster_bytes,
     roster_differences,
@@ -193,7 +192,7 @@ class TableSetup(MeshHandler):
             problems.append("the roster gives two seats the same key")
         if self.terms is not None:
             problems += term_differences(self.terms, self.roster)
-        floor = below_the_floor(self.roster.options.proof_rounds, self.allow_weak_proofs)
+        floor = below_the_floor(self.roster.options.proofs, self.allow_weak_proofs)
         if floor is not None:
             problems.append(floor)
         said = list(problems)
@@ -494,8 +493,7 @@ def sentence(text: str) -> str:
 def table_lines(agreed: AgreedTable, warnings: list[str]) -> list[str]:
     """What every player is told as the table starts."""
     lines = [f"Table code: {agreed.code}. {CHECK_CODE}"]
-    rounds = agreed.roster.options.proof_rounds
-    if rounds < MIN_PROOF_ROUNDS:
-        lines.append(f"Weak proofs at this table: {proof_strength(rounds)}.")
+    if not agreed.roster.options.proofs:
+        lines.append(f"Weak proofs at this table: {PROOFS_OFF}.")
     lines += [f"WARNING: {warning}" for warning in warnings]
     return lines

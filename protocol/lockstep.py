@@ -73,7 +73,7 @@ from protocol.steps import (
     check_own_actions,
 )
 
-LOCKSTEP_VERSION = 1
+LOCKSTEP_VERSION = 2  # 2: the deck's shuffle argument, proofs on or off
 
 
 @dataclass(frozen=True)
@@ -81,7 +81,7 @@ class GameConfig:
     game_id: bytes  # the game's identity (protocol.table), never the lobby's own id
     players: int
     options: Options
-    proof_rounds: int  # 0: the shuffle and relock proofs are off
+    proofs: bool  # False: the shuffle and relock proofs are off
     turn_seconds: int = 0
 
     @classmethod
@@ -92,14 +92,13 @@ class GameConfig:
             identity,
             len(roster.seats),
             Options(SingletonRule(roster.options.singleton_rule)),
-            roster.options.proof_rounds,
+            roster.options.proofs,
             roster.options.turn_seconds,
         )
 
     @property
     def deck(self) -> DeckConfig:
-        proofs = self.proof_rounds > 0
-        return DeckConfig(self.game_id, self.players, proofs, self.proof_rounds if proofs else 1)
+        return DeckConfig(self.game_id, self.players, self.proofs)
 
 
 @dataclass(frozen=True)
@@ -146,7 +145,7 @@ def _genesis(config: GameConfig) -> bytes:
         bytes([LOCKSTEP_VERSION, config.players]),
         config.game_id,
         config.options.singleton_rule.value.encode(),
-        config.proof_rounds.to_bytes(2, "big"),
+        bytes([config.proofs]),
         config.turn_seconds.to_bytes(4, "big"),
     ]
     return hashlib.sha256(b"".join(len(f).to_bytes(2, "big") + f for f in fields)).digest()
@@ -173,7 +172,7 @@ class Lockstep:
         self._keyed: list[set[tuple[int, int]]] = [set() for _ in range(config.players)]
         self._commits: dict[int, bytes] = {}
         self._coins: dict[int, bytes] = {}
-        self._rounds = epoch_rounds(config.players, config.deck.proofs)
+        self._rounds = epoch_rounds(config.players)
         self._dealing: tuple[int, int] | None = None  # (epoch, next round) while dealing
         self._dealt: set[int] = set()
         self._begun = 0

@@ -20,7 +20,9 @@ import msgpack
 # 2: bids and takes, signed end votes and endings, and the order of a step's groups (one
 # client of each version at a table would disagree on a step, so the lobby keeps them apart).
 # 3: signed holdings in place of heartbeats (a withholder is named on its own word).
-PROTOCOL_VERSION = 3
+# 4: the room option `proofs` (on or off) in place of `proof_rounds`: the deck proves each
+# shuffle with one argument instead of rounds of cut-and-choose.
+PROTOCOL_VERSION = 4
 
 #: Largest frame a client may send to the lobby: the biggest is a chat line of 500 characters.
 LOBBY_REQUEST_MAX_FRAME = 4096
@@ -563,7 +565,7 @@ class RoomOptions(Record):
     by every encoder); unknown keys are rejected."""
 
     singleton_rule: Annotated[str, OneOf(*SINGLETON_RULES)] = SINGLETON_RULES[0]
-    proof_rounds: Annotated[int, Int(0, 128)] = 40  # 0 turns the shuffle proofs off
+    proofs: Annotated[bool, Bool()] = True  # False deals without shuffle and relock proofs
     turn_seconds: Annotated[int, Int(0, 3600)] = 0  # 0 means no turn clock
 
 

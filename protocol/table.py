@@ -34,10 +34,6 @@ from protocol.messages import (
 from protocol.peer_messages import TableRefusal
 
 CONTRIBUTION_BYTES = 32
-#: Shuffle proofs a networked game deals with, unless a client's own flag allows fewer: each
-#: round halves the chance that a cheating shuffle passes, so 40 rounds let one pass about
-#: once in 10^12 tries, far beyond the number of games anyone plays (CRYPTO.md, item 10).
-MIN_PROOF_ROUNDS = 40
 #: Digits in a table code: 12, read in groups of three. A lobby in the middle gets the codes of
 #: two halves of the table to agree once in 10^12 tries, and each try is a game that did not
 #: start; digits read aloud the same in any language and need no word list.
@@ -113,10 +109,17 @@ def _option_names() -> list[str]:
 def option_differences(joined: RoomOptions, given: RoomOptions) -> list[str]:
     """Each option of the roster that is not what the room was when this client joined it."""
     return [
-        f"{name} is {getattr(given, name)!r}, not {getattr(joined, name)!r}"
+        f"{name} is {_shown(getattr(given, name))}, not {_shown(getattr(joined, name))}"
         for name in _option_names()
         if getattr(given, name) != getattr(joined, name)
     ]
+
+
+def _shown(value: object) -> str:
+    """An option's value in words: on or off for a switch."""
+    if isinstance(value, bool):
+        return "on" if value else "off"
+    return repr(value)
 
 
 @dataclass(frozen=True)
@@ -240,21 +243,16 @@ def read_refusal(mine: GameStart, refusal: TableRefusal) -> HeardRefusal | None:
     )
 
 
-def proof_strength(rounds: int) -> str:
-    """How strong the shuffle proofs of a game are, in words for the table and the toolbar."""
-    if rounds == 0:
-        return "proofs: off, a cheating shuffle is caught only by the audit at the end"
-    chance = f"{2**rounds:,}" if rounds <= 20 else f"2^{rounds}"
-    plural = "round" if rounds == 1 else "rounds"
-    return f"proofs: {rounds} {plural}, a cheat passes 1 time in {chance}"
+#: What the table and the toolbar say of a game dealt without proofs. With them, every shuffle
+#: and relock is proved at the strength of the group (CRYPTO.md, item 10): nothing to say.
+PROOFS_OFF = "proofs: off, a cheating shuffle is caught only by the audit at the end"
 
 
-def below_the_floor(rounds: int, allow_weak: bool) -> str | None:
-    """Why this client refuses a game of `rounds` proof rounds (None: it accepts it)."""
-    if rounds >= MIN_PROOF_ROUNDS or allow_weak:
+def below_the_floor(proofs: bool, allow_weak: bool) -> str | None:
+    """Why this client refuses a game (None: it accepts it): proofs off, unless it allows that."""
+    if proofs or allow_weak:
         return None
     return (
-        f"the game would deal with {rounds} proof rounds ({proof_strength(rounds)}), below "
-        f"this client's floor of {MIN_PROOF_ROUNDS}; a client started with "
-        "--allow-weak-proofs accepts fewer"
+        f"the game would deal without proofs ({PROOFS_OFF}); a client started with "
+        "--allow-weak-proofs accepts that"
     )

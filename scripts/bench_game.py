@@ -1,7 +1,7 @@
 """A whole 5-bot game over loopback with proofs on: over sealed links, the same game over plain
 links, and the same game's rules alone.
 
-    scripts/bench game [--json] [--bots 5] [--proof-rounds 40] [--seed TEXT] [--pairs N]
+    scripts/bench game [--json] [--bots 5] [--no-proofs] [--seed TEXT] [--pairs N]
                        [--strategy planner|greedy|random]
 
 Runs bean-lobby and the bots as separate processes on 127.0.0.1 (as in a real game, each bot
@@ -45,7 +45,7 @@ def percentile(values: list[float], fraction: float) -> float:
 
 
 def run_game(
-    bots: int, proof_rounds: int, links: str, seed: str, strategy: str
+    bots: int, proofs: bool, links: str, seed: str, strategy: str
 ) -> tuple[float, list[dict]]:
     with tempfile.TemporaryDirectory() as home:
         env = dict(os.environ, XDG_CONFIG_HOME=f"{home}/config", XDG_DATA_HOME=f"{home}/data")
@@ -75,9 +75,7 @@ def run_game(
                         "--json",
                         "--listen",
                         "tcp:0:interface=127.0.0.1",
-                        "--proof-rounds",
-                        str(proof_rounds),
-                        "--allow-weak-proofs",
+                        *([] if proofs else ["--no-proofs", "--allow-weak-proofs"]),
                         "--strategy",
                         strategy,
                     ],
@@ -160,7 +158,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--bots", type=int, default=5)
-    parser.add_argument("--proof-rounds", type=int, default=40)
+    parser.add_argument("--no-proofs", dest="proofs", action="store_false")
     parser.add_argument("--seed", default="bench", help="the same seed plays the same game")
     parser.add_argument("--pairs", type=int, default=1, help="sealed-and-plain pairs to play")
     parser.add_argument("--strategy", choices=STRATEGIES, default=STRATEGIES[0])
@@ -169,7 +167,7 @@ def main() -> None:
     for pair in range(args.pairs):
         order = ("sealed", "plain") if pair % 2 == 0 else ("plain", "sealed")
         for links in order:
-            played = run_game(args.bots, args.proof_rounds, links, args.seed, args.strategy)
+            played = run_game(args.bots, args.proofs, links, args.seed, args.strategy)
             run = summarize(*played)
             (sealed_runs if links == "sealed" else plain_runs).append(run)
     sealed, plain_links = median_run(sealed_runs), median_run(plain_runs)
@@ -177,7 +175,7 @@ def main() -> None:
     summary = {
         "bots": args.bots,
         "strategy": args.strategy,
-        "proof_rounds": args.proof_rounds,
+        "proofs": args.proofs,
         **{k: v for k, v in sealed.items() if k not in ("final_state", "same_every_time")},
         "plain_links": {
             k: v for k, v in plain_links.items() if k not in ("final_state", "same_every_time")
@@ -192,8 +190,8 @@ def main() -> None:
         "overhead_ratio": round(sealed["game_s"] / rules_only, 1),
     }
     print(
-        f"{args.bots} {args.strategy} bots, {args.proof_rounds} proof rounds, over loopback, "
-        "one process each"
+        f"{args.bots} {args.strategy} bots, proofs {'on' if args.proofs else 'off'}, "
+        "over loopback, one process each"
     )
     describe("sealed links (TLS 1.3), as every game is played", sealed)
     describe("the same game over plain links (benchmark only)", plain_links)

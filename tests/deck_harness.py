@@ -19,24 +19,9 @@ import msgpack
 from protocol.deck import DeckConfig, DeckPlayer, Opening, audit, decode_message
 from protocol.deck.errors import AuditError, DeckError, WireError
 from protocol.deck.group import ED25519, Point, Scalar
-from protocol.deck.messages import (
-    DeckMessage,
-    EpochMessage,
-    Keys,
-    Relock,
-    Shadows,
-    Shuffle,
-    ShuffleAnswers,
-)
-from protocol.deck.proofs import (
-    challenge_bits,
-    shadow_commitment,
-    shuffle_context,
-    shuffle_statement,
-)
+from protocol.deck.messages import DeckMessage, EpochMessage, Keys, Relock, Shuffle
 from protocol.deck.public import EpochState
-from protocol.deck.secrets import SeatSecrets
-from protocol.kdf import Stream
+from protocol.deck.shuffle_argument import Statement, prove_shuffle, shuffle_context
 
 Tamper = Callable[[int, dict[str, Any]], dict[str, Any]]
 
@@ -76,7 +61,6 @@ class Table:
         *,
         label: str = "table",
         proofs: bool = True,
-        proof_rounds: int = 8,
         executor: Executor | None = None,
         factories: dict[int, Callable[..., DeckPlayer]] | None = None,
         game_id: bytes | None = None,
@@ -85,7 +69,6 @@ class Table:
             game_id=game_id or hashlib.sha256(f"game {label}".encode()).digest()[:16],
             players=players,
             proofs=proofs,
-            proof_rounds=proof_rounds,
         )
         self.seeds = [seed_for(label, seat) for seat in range(players)]
         factories = factories or {}
@@ -286,7 +269,9 @@ def slot_key(player: DeckPlayer, epoch: int, slot: int) -> bytes:
 
 
 class DeckCheater(DeckPlayer):
-    """A player that runs the honest code and then changes one output (set by the test)."""
+    """A player that runs the honest code and then changes one output (set by the test). A
+    changed shuffle comes with the best proof it can make: the argument run on the changed
+    statement with its real key and permutation."""
 
     shuffle_change: Callable[[EpochState, list[Point]], list[Point]] | None = None
     relock_change: Callable[[EpochState, list[Point]], list[Point]] | None = None
@@ -295,7 +280,15 @@ class DeckCheater(DeckPlayer):
         honest = super()._shuffle(state, round_)
         if self.shuffle_change is None:
             return honest
-        return Shuffle(tuple(self.shuffle_change(state, list(honest.deck))), honest.public_key)
+        deck = tuple(self.shuffle_change(state, list(honest.deck)))
+        proof = b""
+        if self.config.proofs:
+            c, mine = self.config, self._epochs[state.epoch]
+            context = shuffle_context(c.game_id, c.players, state.epoch, self.seat, self.seat)
+            statement = Statement(context, state.decks[-1], deck, Point(honest.public_key))
+            secret = self._secrets.shuffle_argument_secret(state.epoch)
+            proof = prove_shuffle(GROUP, statement, mine.shuffle_key, mine.permutation, secret)
+        return Shuffle(deck, honest.public_key, proof)
 
     def _relock(self, state: EpochState, round_: int) -> Relock:
         honest = super()._relock(state, round_)
@@ -340,71 +333,3 @@ class Peeker(DeckCheater):
             product = GROUP.scalar_mul(product, key)
         point = GROUP.mul(GROUP.scalar_invert(product), state.decks[-1][slot])
         return state.table[point]
-
-
-class Grinder(Peeker):
-    """P11: a last shuffler that peeks (the copy) and then grinds its shadow commitments until
-    the challenge bits it expects come out, so that it can answer every round. `shares_for`
-    gives the coin shares it expects; it only wins if those are the ones really revealed."""
-
-    shares_for: Callable[[EpochState], list[bytes]]
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self._prepared: list[tuple[int, Scalar, list[int]]] = []
-
-    def _shadows(self, state: EpochState, round_: int) -> Shadows:
-        c = self.config
-        seat, size = self.seat, state.size
-        context = shuffle_context(c.game_id, c.players, c.proof_rounds, state.epoch, seat, size)
-        deck_in, deck_out = state.decks[seat], state.decks[seat + 1]
-        public_key = state.public_keys[seat]
-        statement = shuffle_statement(deck_in, deck_out, public_key)
-        shares = self.shares_for(state)
-        stream = Stream(b"grinder stream seed 0123456789ab", "grind")
-        while True:
-            guess = tuple(stream.randbelow(2) for _ in range(c.proof_rounds))
-            prepared, commitments = [], []
-            for proof_round, bit in enumerate(guess):
-                key = GROUP.scalar_from_wide(stream.read(64))
-                perm = stream.permutation(size)
-                if bit == 0:  # an honest shadow of the input
-                    shadow = [GROUP.mul(key, deck_in[i]) for i in perm]
-                    base = GROUP.mul_base(key)
-                else:  # a shadow made from the (cheating) output, answerable for bit 1 only
-                    inverse = GROUP.scalar_invert(key)
-                    rebuilt: list[bytes] = [b""] * size
-                    for j, target in enumerate(perm):
-                        rebuilt[target] = GROUP.mul(inverse, deck_out[j])
-                    shadow, base = rebuilt, GROUP.mul(inverse, public_key)
-                prepared.append((bit, key, perm))
-                commitments.append(shadow_commitment(context, proof_round, base, shadow))
-            if challenge_bits(context, statement, commitments, shares) == guess:
-                self._prepared = prepared
-                return Shadows(tuple(commitments))
-
-    def _answers(self, state: EpochState, round_: int) -> ShuffleAnswers:
-        return ShuffleAnswers(
-            tuple(bytes(key) for _, key, _ in self._prepared),
-            tuple(bytes(perm) for _, _, perm in self._prepared),
-        )
-
-
-def real_shares(seeds: Sequence[bytes]) -> Callable[[Grinder, EpochState], list[bytes]]:
-    """An oracle for a Grinder: the coin shares the other seats will really reveal."""
-
-    def shares(grinder: Grinder, state: EpochState) -> list[bytes]:
-        return [
-            SeatSecrets(GROUP, grinder.config.game_id, seat, seed).coin_share(
-                state.epoch, grinder.seat
-            )
-            for seat, seed in enumerate(seeds)
-            if seat != grinder.seat
-        ]
-
-    return shares
-
-
-def guessed_shares(grinder: Grinder, state: EpochState) -> list[bytes]:
-    """What a Grinder without an oracle can do: guess the honest shares."""
-    return [bytes(32)] * (grinder.config.players - 1)

@@ -179,7 +179,7 @@ class HostileLobby(Lobby):
     def roster_for(self, roster: GameStart, seat: int) -> GameStart:
         seats = list(roster.seats)
         if self.mode == "lower-options" and seat == 1:
-            return dataclasses.replace(roster, options=RoomOptions(proof_rounds=1))
+            return dataclasses.replace(roster, options=RoomOptions(proofs=False))
         if self.mode == "extra-seat" and seat == 1:
             extra = Seat("lobby", self.lobby_keys[0].public_key, LOCAL, 1)
             return dataclasses.replace(roster, seats=(*seats, extra))

@@ -1,7 +1,7 @@
 """A person at the REPL, typed by a program: the LAN tests run it on a namespace host.
 
 python -m tests.lan_repl_player HOST:PORT --seats N --name NAME --listen ENDPOINT
-                                [--proof-rounds R] [--allow-weak-proofs] [--step-deadline S]
+                                [--no-proofs] [--allow-weak-proofs] [--step-deadline S]
 
 It joins the lobby the way the REPL does (client.session: open the peer port, match) and plays
 the roster (client.screen.repl.play_roster) at a GameScreen whose keyboard is a prompt_toolkit pipe,
@@ -44,7 +44,7 @@ async def play(reactor: Any, args: argparse.Namespace) -> int:
         args.allow_weak_proofs,
     )
     identity = load_or_create(seat.profile)
-    options = RoomOptions(proof_rounds=args.proof_rounds)
+    options = RoomOptions(proofs=args.proofs)
     listener = await open_peer_port(reactor, seat.listen, identity)
     try:
         roster = await match(reactor, seat, args.seats, options, identity, listener)
@@ -70,7 +70,7 @@ def main() -> None:
     parser.add_argument("--seats", type=int, required=True)
     parser.add_argument("--name", required=True)
     parser.add_argument("--listen", default="tcp:0", metavar="ENDPOINT")
-    parser.add_argument("--proof-rounds", type=int, default=40)
+    parser.add_argument("--no-proofs", dest="proofs", action="store_false")
     parser.add_argument("--allow-weak-proofs", action="store_true")
     parser.add_argument("--step-deadline", type=float, default=60.0)
     args = parser.parse_args()

@@ -31,7 +31,7 @@ class LocalGame:
     def new(
         cls,
         players: int,
-        proof_rounds: int = 2,
+        proofs: bool = True,
         label: bytes = b"game",
         options: Options | None = None,
     ) -> LocalGame:
@@ -39,7 +39,7 @@ class LocalGame:
             derive(label.ljust(16, b"."), "game id")[:16],
             players,
             options or Options(),
-            proof_rounds,
+            proofs,
         )
         seeds = seeds_for(players, label)
         return cls([Lockstep(config, seat, seeds[seat]) for seat in range(players)])

@@ -38,7 +38,6 @@ from tests.test_hostile_players_e2e import fact, never_named, seat_of, start_hos
 DEADLINE = 4.0
 ABANDON = 30.0  # longer than any cut here: nobody is voted out for one
 OPTIONS = (
-    "--proof-rounds", "1", "--allow-weak-proofs",
     "--step-deadline", str(DEADLINE), "--abandon-after", str(ABANDON),
 )  # fmt: skip
 MID_GAME = 40  # a step well past the deal

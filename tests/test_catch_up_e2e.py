@@ -16,7 +16,7 @@ from tests.test_hostile_players_e2e import fact, never_named, seat_of, start_hos
 PLAYERS = 3
 THINK = 0.1  # seconds the hostile takes over each of its messages: the game lasts ~40 s
 OPTIONS = (
-    "--proof-rounds", "1", "--allow-weak-proofs", "--step-deadline", "4", "--abandon-after", "6",
+    "--step-deadline", "4", "--abandon-after", "6",
 )  # fmt: skip
 
 

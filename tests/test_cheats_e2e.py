@@ -31,7 +31,7 @@ EXPECTED_REASON = {  # any of these words in the verdict's reason
 @pytest.mark.parametrize("kind", CHEATS)
 def test_every_honest_client_stops_the_game_and_names_the_cheater(kind, tmp_path):
     env = isolated_env(tmp_path)
-    options = ("--proof-rounds", "1", "--allow-weak-proofs", "--step-deadline", "4")
+    options = ("--step-deadline", "4")
     with running_lobby(env) as port:
         # The cheater plays greedy, planting one card a message: its forgeries rewrite one.
         cheater = start(

@@ -1033,17 +1033,18 @@ def test_complete_my_bots_and_my_unfinished_games_in_the_lobby(tmp_path):
         ("create 5 friday beans", LobbyCreate("friday beans", 5, RoomOptions())),
         ("create 4", LobbyCreate("4 players", 4, RoomOptions())),
         (
-            "create 6 Late Night rule=lit proofs=20 clock=60",
+            "create 6 Late Night rule=lit proofs=off clock=60",
             LobbyCreate(
                 "Late Night",
                 6,
-                RoomOptions(singleton_rule="rio_grande_literal", proof_rounds=20, turn_seconds=60),
+                RoomOptions(singleton_rule="rio_grande_literal", proofs=False, turn_seconds=60),
             ),
         ),
         ("join 3", LobbyJoin(3)),
         ("j #3", LobbyJoin(3)),
         ("quick 4", LobbyQuickMatch(4, RoomOptions())),
-        ("qm 7 proofs=0", LobbyQuickMatch(7, RoomOptions(proof_rounds=0))),
+        ("qm 7 proofs=off", LobbyQuickMatch(7, RoomOptions(proofs=False))),
+        ("qm 7 proofs=on", LobbyQuickMatch(7, RoomOptions(proofs=True))),
         ("ready", LobbyReady(True)),
         ("ready off", LobbyReady(False)),
         ("unready", LobbyReady(False)),
@@ -1076,7 +1077,7 @@ def test_lobby_commands(line: str, expected: object):
     [
         ("create 8 big", "a game has 3 to 7 seats, not '8'"),
         ("create", "create SEATS NAME, e.g. create 5 friday beans"),
-        ("create 4 x proofs=999", "proofs must be from 0 to 128 (got 999)"),
+        ("create 4 x proofs=20", "proofs is on (the default) or off"),
         (
             "create 4 x colour=red",
             "'colour' is not a room option; the options are rule, proofs, clock",

@@ -3,8 +3,8 @@
 Each test plays a small game on the in-memory table (tests/deck_harness.py), with one seat
 cheating either in the wire messages it sends or in the code it runs, and asserts that every
 honest seat refuses the cheat with a DeckError naming the cheater (or, where only the audit
-can tell, that the audit names it). Detection that rests on a cut-and-choose proof uses the
-full 40 rounds, so that a cheat survives with probability 2^-40 at most.
+can tell, that the audit names it). The shuffle argument makes a false shuffle pass with
+probability about 2^-125, so every detection here is certain in practice.
 """
 
 from typing import Any
@@ -31,18 +31,14 @@ from protocol.deck.errors import (
 from protocol.deck.group import ED25519_ORDER, Point
 from protocol.deck.messages import Commit, Dispute, EpochMessage, Keys, Shuffle
 from protocol.deck.public import EpochState, account, card_point
-from protocol.deck.secrets import SeatSecrets, coin_commitment
 from tests.deck_harness import (
     GROUP,
     Blamed,
     DeckCheater,
-    Grinder,
     Peeker,
     Table,
     fixed_scalar,
     flip,
-    guessed_shares,
-    real_shares,
     rewrite_kind,
     rewrite_part,
     slot_key,
@@ -51,7 +47,6 @@ from tests.deck_harness import (
 from tests.test_group import BAD_POINTS
 
 CARDS = tuple(range(10))
-FULL = 40  # proof rounds where detection is probabilistic
 L = ED25519_ORDER
 
 
@@ -140,8 +135,8 @@ def test_a_bad_point_anywhere_is_refused_and_blamed_on_its_sender(part, field, k
     assert isinstance(cheat_in_epoch(table, 1), BadPoint)
 
 
-def dealt(label: str, proofs: bool = True, rounds: int = 8, **kwargs: Any) -> Table:
-    table = Table(3, label=label, proofs=proofs, proof_rounds=rounds, **kwargs)
+def dealt(label: str, proofs: bool = True, **kwargs: Any) -> Table:
+    table = Table(3, label=label, proofs=proofs, **kwargs)
     table.run_epoch(0, CARDS)
     return table
 
@@ -170,9 +165,23 @@ def test_a_bad_key_in_a_keys_message_is_refused_and_blamed(form):
     assert isinstance(blamed(caught.value, table, 0), BadKey)
 
 
-def test_a_zero_answer_scalar_in_a_shuffle_proof_is_refused():
-    table = Table(3, label="zero answer")
-    table.tamper[1] = rewrite_part("answers", lambda obj: obj["scalars"].__setitem__(2, bytes(32)))
+def proof_scalar_changed(form: str) -> Any:
+    """A tamper of the shuffle proof's challenge e (after c and ĉ): zero, or plus L."""
+
+    def change(obj: dict[str, Any]) -> None:
+        at = 2 * len(obj["deck"]) * 32
+        proof = obj["proof"]
+        e = int.from_bytes(proof[at : at + 32], "little")
+        bad = 0 if form == "zero" else e + L
+        obj["proof"] = proof[:at] + bad.to_bytes(32, "little") + proof[at + 32 :]
+
+    return rewrite_part("shuffle", change)
+
+
+@pytest.mark.parametrize("form", ["zero", "plus L"])
+def test_a_zero_or_unreduced_scalar_in_a_shuffle_proof_is_refused(form):
+    table = Table(3, label=f"proof scalar {form}")
+    table.tamper[1] = proof_scalar_changed(form)
     error = cheat_in_epoch(table, 1)
     assert isinstance(error, ProofError) and "scalar" in error.reason
 
@@ -192,12 +201,7 @@ def test_an_unreduced_dleq_response_is_refused():
 # Lengths ----------------------------------------------------------------------------------------
 
 LENGTHS = [
-    ("commit", "coin_commitments"),
     ("shuffle", "deck"),
-    ("shadows", "commitments"),
-    ("coins", "shares"),
-    ("answers", "scalars"),
-    ("answers", "permutations"),
     ("relock", "deck"),
     ("relock", "locks"),
     ("relock", "proofs"),
@@ -219,7 +223,22 @@ def test_a_missing_or_extra_item_is_refused_and_blamed(part, field, change):
     assert isinstance(cheat_in_epoch(table, 1), WireError)
 
 
-@pytest.mark.parametrize("part", ["shuffle", "relock", "coins"])
+@pytest.mark.parametrize(
+    ("proofs", "size"), [(True, 0), (True, -1), (True, 1), (False, 32)], ids=str
+)
+def test_a_shuffle_proof_of_the_wrong_length_is_refused_and_blamed(proofs, size):
+    """With proofs the argument is exactly 32·(4n+5) bytes; without, it is empty."""
+    table = Table(3, label=f"proof length {proofs} {size}", proofs=proofs)
+
+    def edit(obj: dict[str, Any]) -> None:
+        proof = obj["proof"]
+        obj["proof"] = b"" if size == 0 else proof[:size] if size < 0 else proof + bytes(size)
+
+    table.tamper[1] = rewrite_part("shuffle", edit)
+    assert isinstance(cheat_in_epoch(table, 1), WireError)
+
+
+@pytest.mark.parametrize("part", ["shuffle", "relock"])
 def test_a_part_left_out_of_a_message_is_blamed_on_its_sender(part):
     table = Table(3, label=f"left out {part}")
 
@@ -286,9 +305,10 @@ SHUFFLE_CHEATS = {
 def test_a_shuffle_that_is_not_a_permutation_of_the_locked_input_fails_its_proof(cheat):
     change = SHUFFLE_CHEATS[cheat]
     factories = {1: lambda *a, **k: _with_shuffle_change(DeckCheater(*a, **k), change)}
-    table = Table(3, label=f"shuffle {cheat}", proof_rounds=FULL, factories=factories)
+    table = Table(3, label=f"shuffle {cheat}", factories=factories)
     error = cheat_in_epoch(table, 1)
     assert isinstance(error, ProofError) and "shuffle proof" in error.reason
+    assert error.step == "epoch 0 round 2 shuffle"
 
 
 def test_a_rescaled_copy_without_proofs_passes_the_deal_but_not_the_audit():
@@ -299,93 +319,46 @@ def test_a_rescaled_copy_without_proofs_passes_the_deal_but_not_the_audit():
     assert isinstance(finding, ReplayMismatch) and "shuffle" in finding.reason
 
 
-def test_an_answer_permutation_that_repeats_an_index_is_refused():
-    table = Table(3, label="repeat index")
-
-    def change(obj: dict[str, Any]) -> None:
-        perm = obj["permutations"][0]
-        obj["permutations"][0] = bytes([perm[1]]) + perm[1:]
-
-    table.tamper[1] = rewrite_part("answers", change)
-    error = cheat_in_epoch(table, 1)
-    assert isinstance(error, ProofError) and "not a permutation" in error.reason
-
-
 def test_a_public_key_unrelated_to_the_real_key_fails_the_shuffle_proof():
-    table = Table(3, label="unrelated pk", proof_rounds=FULL)
+    table = Table(3, label="unrelated pk")
     stranger = GROUP.mul_base(fixed_scalar("stranger"))
     table.tamper[1] = rewrite_part("shuffle", lambda obj: obj.__setitem__("public_key", stranger))
     assert isinstance(cheat_in_epoch(table, 1), ProofError)
 
 
-# Predictable challenge bits (P11) ---------------------------------------------------------------
+# Replayed proofs (P11) ---------------------------------------------------------------------------
 
 
-def grinder_table(label: str) -> tuple[Table, Grinder]:
-    table = Table(3, label=label, proof_rounds=6, factories={2: Grinder})
-    grinder = table.players[2]
-    assert isinstance(grinder, Grinder)
-    return table, grinder
-
-
-def test_a_shuffler_that_could_predict_the_challenge_would_pass_a_peek_through_the_proof():
-    # Why the coin must be unpredictable: given the real coin shares in advance (an oracle no
-    # real seat has), a cheater grinds its commitments and answers every round.
-    table, grinder = grinder_table("grinder oracle")
-    grinder.shares_for = lambda state: real_shares(table.seeds)(grinder, state)
-    table.run_epoch(0, CARDS[:6])
-    victim_card = table.draw(0, [0], to=1)[0]
-    table.deal(0, [1], to=2)
-    assert grinder.peek(0) == victim_card
-
-
-def test_a_shuffler_that_must_guess_the_challenge_is_caught():
-    table, grinder = grinder_table("grinder guess")
-    grinder.shares_for = lambda state: guessed_shares(grinder, state)
-    with pytest.raises(Blamed) as caught:
-        table.run_epoch(0, CARDS[:6])
-    error = blamed(caught.value, table, 2)
-    assert isinstance(error, ProofError)
-
-
-def test_a_coin_share_that_does_not_match_its_commitment_is_blamed():
-    table = Table(3, label="coin mismatch")
-    table.tamper[0] = rewrite_part(
-        "coins", lambda obj: obj["shares"].__setitem__(1, flip(obj["shares"][1]))
+def recorded_shuffle(label: str, seat: int, cards: tuple[int, ...] = CARDS) -> Shuffle:
+    donor = Table(3, label=label)
+    donor.run_epoch(0, cards)
+    return next(
+        message.shuffle
+        for author, message in donor.transcript
+        if author == seat and isinstance(message, EpochMessage) and message.shuffle is not None
     )
-    assert isinstance(cheat_in_epoch(table, 0), CommitmentError)
 
 
-def test_a_copied_coin_commitment_cannot_be_opened_by_the_copier():
-    # Seat 2 copies seat 0's commitment for prover 1 and, rushing, reveals seat 0's share.
-    table = Table(3, label="coin copy")
-    game = table.config.game_id
-    share = SeatSecrets(GROUP, game, 0, table.seeds[0]).coin_share(0, 1)
-    copied = coin_commitment(game, 0, 0, 1, share)
-    table.tamper[2] = rewrite_part(
-        "commit", lambda obj: obj["coin_commitments"].__setitem__(1, copied)
-    )
-    table.tamper[2] = _chain(
-        table.tamper[2], rewrite_part("coins", lambda obj: obj["shares"].__setitem__(1, share))
-    )
-    assert isinstance(cheat_in_epoch(table, 2), CommitmentError)
-
-
-def _chain(first, second):
-    return lambda seat, obj: second(seat, first(seat, obj))
-
-
-def test_answers_replayed_from_another_game_are_refused():
-    donor = Table(3, label="replay donor")
-    donor.run_epoch(0, CARDS)
-    recorded = next(
-        message.answers
-        for seat, message in donor.transcript
-        if seat == 1 and isinstance(message, EpochMessage) and message.answers is not None
-    )
+def test_a_shuffle_and_its_proof_replayed_from_another_game_are_refused():
+    recorded = recorded_shuffle("replay donor", 0)
     table = Table(3, label="replay target")
-    table.tamper[1] = rewrite_part("answers", lambda obj: obj.update(recorded.to_wire()))
-    assert isinstance(cheat_in_epoch(table, 1), ProofError)
+    table.tamper[0] = rewrite_part("shuffle", lambda obj: obj.update(recorded.to_wire()))
+    assert isinstance(cheat_in_epoch(table, 0), ProofError)
+
+
+def test_a_proof_from_another_seat_of_the_same_game_is_refused():
+    # Seat 2 sends its own deck with seat 1's proof of the shuffle before it.
+    table = Table(3, label="proof of another seat")
+    proofs: dict[int, bytes] = {}
+
+    def remember(seat: int, obj: dict[str, Any]) -> dict[str, Any]:
+        if obj.get("kind") == "deck.epoch" and "shuffle" in obj:
+            proofs[seat] = obj["shuffle"]["proof"]
+        return obj
+
+    table.tamper[1] = remember
+    table.tamper[2] = rewrite_part("shuffle", lambda obj: obj.__setitem__("proof", proofs[1]))
+    assert isinstance(cheat_in_epoch(table, 2), ProofError)
 
 
 # Relock -----------------------------------------------------------------------------------------
@@ -394,9 +367,7 @@ def test_answers_replayed_from_another_game_are_refused():
 def peek_table(form: str, proofs: bool) -> tuple[Table, Peeker, int]:
     cheater = 2 if form == "shuffle" else 0  # the last shuffler, or the first relocker
     factories = cheater_at(cheater, Peeker, form=form)
-    table = Table(
-        3, label=f"peek {form} {proofs}", proofs=proofs, proof_rounds=FULL, factories=factories
-    )
+    table = Table(3, label=f"peek {form} {proofs}", proofs=proofs, factories=factories)
     player = table.players[cheater]
     assert isinstance(player, Peeker)
     return table, player, cheater
@@ -623,7 +594,7 @@ def test_a_shuffle_of_a_tampered_input_fails_its_proof():
         return deck
 
     factories = {0: lambda *a, **k: _with_shuffle_change(DeckCheater(*a, **k), swap_in_hidden_card)}
-    table = dealt("tampered input", rounds=FULL, factories=factories)
+    table = dealt("tampered input", factories=factories)
     pile = [card for card in discards(table) if card != 9]
     with pytest.raises(Blamed) as caught:
         table.run_epoch(1, pile)
@@ -657,7 +628,7 @@ class NewSeedCommitment(DeckCheater):
         honest = super()._commit(state, round_)
         if state.epoch == 0:
             return honest
-        return Commit(flip(honest.seed_commitment), honest.cards_digest, honest.coin_commitments)
+        return Commit(flip(honest.seed_commitment), honest.cards_digest)
 
 
 def test_a_different_seed_commitment_in_a_later_epoch_is_blamed():
@@ -677,7 +648,9 @@ def test_two_different_messages_for_one_round_in_the_transcript_are_blamed_by_th
         if isinstance(message, EpochMessage) and message.shuffle is not None and seat == 1
     )
     assert shuffle.shuffle is not None
-    reordered = Shuffle(tuple(reversed(shuffle.shuffle.deck)), shuffle.shuffle.public_key)
+    reordered = Shuffle(
+        tuple(reversed(shuffle.shuffle.deck)), shuffle.shuffle.public_key, shuffle.shuffle.proof
+    )
     table.transcript.insert(index + 1, (seat, EpochMessage(0, shuffle.round, shuffle=reordered)))
     error = audit_blames(table, 1).findings[0]
     assert isinstance(error, ScheduleError) and "equivocation" in error.reason
@@ -710,13 +683,9 @@ def test_when_only_a_withheld_seed_is_wrong_only_that_seat_is_blamed():
 
 EPOCH_BYTES = [
     ("commit", "cards_digest", None),
-    ("commit", "coin_commitments", 1),
     ("shuffle", "deck", 3),
     ("shuffle", "public_key", None),
-    ("shadows", "commitments", 5),
-    ("coins", "shares", 0),
-    ("answers", "scalars", 4),
-    ("answers", "permutations", 4),
+    ("shuffle", "proof", None),
     ("relock", "deck", 3),
     ("relock", "locks", 3),
     ("relock", "proofs", 3),
@@ -727,7 +696,7 @@ EPOCH_BYTES = [
 def test_an_epoch_message_with_one_byte_changed_is_refused_and_blamed_on_its_author(
     part, field, index
 ):
-    table = Table(3, label=f"byte {part} {field}", proof_rounds=16)
+    table = Table(3, label=f"byte {part} {field}")
 
     def change(obj: dict[str, Any]) -> None:
         if index is None:

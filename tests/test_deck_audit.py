@@ -17,7 +17,6 @@ from protocol.deck.secrets import SeatSecrets
 from tests.deck_harness import Table
 
 CARDS = tuple(range(12))
-ROUNDS = 8
 
 
 def play(table: Table) -> None:
@@ -37,7 +36,7 @@ def play(table: Table) -> None:
 
 @pytest.mark.parametrize("proofs", [True, False], ids=["proofs", "plain"])
 def test_an_honest_game_passes_both_audits(proofs):
-    table = Table(3, label=f"honest both {proofs}", proofs=proofs, proof_rounds=ROUNDS)
+    table = Table(3, label=f"honest both {proofs}", proofs=proofs)
     play(table)
     assert table.audit_both() is None
 
@@ -47,13 +46,13 @@ class _Boom(Exception):
 
 
 def test_the_quick_audit_runs_no_costly_public_check_again(monkeypatch):
-    table = Table(3, label="no checks again", proof_rounds=ROUNDS)
+    table = Table(3, label="no checks again")
     play(table)
 
     def boom(*args: Any, **kwargs: Any) -> Any:
         raise _Boom
 
-    for name in ("check_shadow_rounds", "check_dleq_slots", "find_invalid"):
+    for name in ("check_shuffle", "check_dleq_slots", "find_invalid"):
         monkeypatch.setattr(deck_public, name, boom)  # both proofs, validating points
     monkeypatch.setattr(deck_public.PublicDeck, "decode", boom)  # opening cards to all
     monkeypatch.setattr(deck_public.ED25519, "validate", boom)
@@ -84,18 +83,8 @@ class OffSecrets(SeatSecrets):
     def shuffle_permutation(self, epoch: int, size: int) -> list[int]:
         return self._source("shuffle permutation", epoch, 0).shuffle_permutation(epoch, size)
 
-    def shadow_key(self, epoch: int, proof_round: int, binding: bytes) -> Scalar:
-        source = self._source("shadow key", epoch, proof_round)
-        return source.shadow_key(epoch, proof_round, binding)
-
-    def shadow_permutation(
-        self, epoch: int, proof_round: int, binding: bytes, size: int
-    ) -> list[int]:
-        source = self._source("shadow permutation", epoch, proof_round)
-        return source.shadow_permutation(epoch, proof_round, binding, size)
-
-    def coin_share(self, epoch: int, prover: int) -> bytes:
-        return self._source("coin share", epoch, prover).coin_share(epoch, prover)
+    def shuffle_argument_secret(self, epoch: int) -> bytes:
+        return self._source("shuffle argument", epoch, 0).shuffle_argument_secret(epoch)
 
     def slot_key(self, epoch: int, slot: int) -> Scalar:
         return self._source("slot key", epoch, slot).slot_key(epoch, slot)
@@ -114,7 +103,7 @@ def off_table(
         player._secrets = secrets
         return player
 
-    table = Table(3, label=label, proofs=proofs, proof_rounds=ROUNDS, factories={seat: make})
+    table = Table(3, label=label, proofs=proofs, factories={seat: make})
     play(table)  # every live check passes
     return table
 
@@ -135,7 +124,7 @@ OFF_SECRETS = [
     ("slot key", 1, 0, 11, "relock", True),  # a slot never opened
     ("slot key", 2, 1, 0, "relock", True),  # a slot opened, its key published
     ("dleq nonce", 0, 0, 3, "relock", True),
-    ("coin share", 1, 1, 2, "commit", True),
+    ("shuffle argument", 1, 1, 0, "shuffle", True),  # a valid proof, but not the seed's
     ("shuffle key", 1, 0, 0, "shuffle", False),
     ("shuffle permutation", 0, 1, 0, "shuffle", False),
     ("slot key", 2, 0, 4, "relock", False),
@@ -152,26 +141,3 @@ def test_a_secret_not_from_the_seed_passes_the_live_checks_but_not_either_audit(
 ):
     table = off_table(f"off {purpose} {seat} {epoch} {proofs}", seat, {(purpose, epoch, position)})
     caught_off_seed(table, seat, epoch, part)
-
-
-@pytest.mark.parametrize("bit", [0, 1], ids=["answer t and sigma", "answer u and rho"])
-@pytest.mark.parametrize(
-    ("purpose", "seat", "epoch"), [("shadow key", 0, 0), ("shadow permutation", 2, 1)]
-)
-def test_a_shadow_not_from_the_seed_is_caught_whichever_answer_it_got(purpose, seat, epoch, bit):
-    # The quick audit compares the answers only; the shadow that deviates is then found and
-    # blamed at its own round, as in the full audit. Both kinds of answer must lead there.
-    for proof_round in range(ROUNDS):
-        label = f"off {purpose} {seat} {epoch} {proof_round}"
-        table = off_table(label, seat, {(purpose, epoch, proof_round)})
-        if table.players[0].public.epoch(epoch).challenges[seat][proof_round] == bit:
-            break
-    else:
-        pytest.fail(f"no proof round got challenge bit {bit}")
-    caught_off_seed(table, seat, epoch, "shadows")
-
-
-def test_a_shadow_and_a_relock_off_in_one_message_make_one_finding_naming_both():
-    # Seat 0 relocks in the round where every seat commits to its shadows.
-    table = off_table("off two parts", 0, {("shadow key", 0, 2), ("dleq nonce", 0, 5)})
-    caught_off_seed(table, 0, 0, "shadows, relock")

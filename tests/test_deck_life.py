@@ -113,13 +113,8 @@ class Game:
                     assert card == expected
 
 
-def play_whole_life(players: int, proof_rounds: int, executor: ThreadPoolExecutor) -> Game:
-    table = Table(
-        players,
-        label=f"life {players} {proof_rounds}",
-        proof_rounds=proof_rounds,
-        executor=executor,
-    )
+def play_whole_life(players: int, executor: ThreadPoolExecutor) -> Game:
+    table = Table(players, label=f"life {players}", executor=executor)
     game = Game(table)
     game.play(reshuffles=2)
     game.assert_no_view_saw_more_than_it_may()
@@ -139,10 +134,4 @@ def play_whole_life(players: int, proof_rounds: int, executor: ThreadPoolExecuto
 @pytest.mark.slow
 @pytest.mark.parametrize("players", [3, 5, 7])
 def test_the_whole_deck_life_of_a_game(players, executor):
-    play_whole_life(players, proof_rounds=8, executor=executor)
-
-
-@pytest.mark.slow
-def test_the_whole_deck_life_at_full_proof_strength(executor):
-    game = play_whole_life(3, proof_rounds=40, executor=executor)
-    assert game.table.config.proof_rounds == 40
+    play_whole_life(players, executor=executor)

@@ -10,17 +10,13 @@ from protocol.deck.errors import WireError
 from protocol.deck.messages import (
     MAX_CARDS,
     MAX_PLAYERS,
-    MAX_PROOF_ROUNDS,
-    Coins,
     Commit,
     Dispute,
     EpochMessage,
     Keys,
     Relock,
     SeedReveal,
-    Shadows,
     Shuffle,
-    ShuffleAnswers,
     decode_message,
 )
 from protocol.messages import MessageError, frame
@@ -43,13 +39,15 @@ def blobs(size: int, max_items: int, min_items: int = 0) -> st.SearchStrategy[tu
 
 
 commits = st.builds(
-    Commit, st.binary(min_size=32, max_size=32), st.binary(min_size=32, max_size=32), blobs(32, 6)
+    Commit, st.binary(min_size=32, max_size=32), st.binary(min_size=32, max_size=32)
 )
-shuffles = st.builds(Shuffle, blobs(32, 154), st.binary(min_size=32, max_size=32))
-shadow_parts = st.builds(Shadows, blobs(32, 128))
-coin_parts = st.builds(Coins, blobs(32, 6))
-answer_parts = st.builds(
-    ShuffleAnswers, blobs(32, 20), st.lists(st.binary(max_size=154)).map(tuple)
+shuffles = blobs(32, 154).flatmap(
+    lambda deck: st.builds(
+        Shuffle,
+        st.just(deck),
+        st.binary(min_size=32, max_size=32),
+        st.sampled_from([b"", bytes(32 * (4 * len(deck) + 5))]),
+    )
 )
 relocks = st.builds(Relock, blobs(32, 30), blobs(32, 30), blobs(64, 30))
 epoch_messages = st.builds(
@@ -58,9 +56,6 @@ epoch_messages = st.builds(
     st.integers(0, 14),
     st.none() | commits,
     st.none() | shuffles,
-    st.none() | shadow_parts,
-    st.none() | coin_parts,
-    st.none() | answer_parts,
     st.none() | relocks,
 )
 slot_lists = st.lists(st.integers(0, 153), min_size=1, max_size=20, unique=True).map(
@@ -122,7 +117,7 @@ def test_an_extra_field_is_an_error_that_names_it():
 
 
 def test_an_extra_field_inside_a_part_is_an_error():
-    message = EpochMessage(0, 1, shuffle=Shuffle((bytes(32),), bytes(32)))
+    message = EpochMessage(0, 1, shuffle=Shuffle((bytes(32),), bytes(32), b""))
     wire = message.to_wire()
     wire["shuffle"]["shadow_commitments"] = []
     with pytest.raises(WireError, match="unexpected field"):
@@ -155,14 +150,15 @@ def test_keys_decoding_is_strict(field, value, why):
 @pytest.mark.parametrize(
     ("part", "wire", "why"),
     [
-        ("shuffle", {"deck": [bytes(32)] * 155, "public_key": bytes(32)}, "at most 154"),
-        ("shuffle", {"deck": [bytes(33)], "public_key": bytes(32)}, "32 bytes"),
-        ("shuffle", {"deck": [], "public_key": bytes(31)}, "32 bytes"),
-        ("shadows", {"commitments": [bytes(32)] * 129}, "at most 128"),
-        ("coins", {"shares": [bytes(32)] * 7}, "at most 6"),
-        ("answers", {"scalars": [], "permutations": [list(range(3))]}, "bytes"),
+        ("shuffle", {"deck": [bytes(32)] * 155, "public_key": bytes(32), "proof": b""}, "154"),
+        ("shuffle", {"deck": [bytes(33)], "public_key": bytes(32), "proof": b""}, "32 bytes"),
+        ("shuffle", {"deck": [], "public_key": bytes(31), "proof": b""}, "32 bytes"),
+        ("shuffle", {"deck": [bytes(32)], "public_key": bytes(32), "proof": bytes(31)}, "288"),
+        ("shuffle", {"deck": [bytes(32)], "public_key": bytes(32), "proof": [b""]}, "bytes"),
+        ("shuffle", {"deck": [bytes(32)], "public_key": bytes(32)}, "missing"),
         ("relock", {"deck": [], "locks": [], "proofs": [bytes(63)]}, "64 bytes"),
-        ("commit", {"seed_commitment": bytes(32), "cards_digest": bytes(32)}, "missing"),
+        ("commit", {"seed_commitment": bytes(32)}, "missing"),
+        ("shadows", {"commitments": []}, "unexpected field"),
     ],
 )
 def test_epoch_parts_are_decoded_strictly(part, wire, why):
@@ -185,7 +181,7 @@ def test_reprs_show_no_keys_seeds_or_permutations():
         repr(Keys(0, None, (1,), (secret,))),
         repr(Dispute(0, 1, secret)),
         repr(SeedReveal(secret)),
-        repr(ShuffleAnswers((secret,), (bytes(range(10)),))),
+        repr(Shuffle((bytes(32),), bytes(32), secret * 9)),
     ]
     for text in shown:
         assert secret.hex() not in text and str(secret) not in text and "\\x01\\x02" not in text
@@ -201,13 +197,8 @@ def largest_step_body() -> StepBody:
     epoch = EpochMessage(
         epoch=63,
         round=2 * MAX_PLAYERS,
-        commit=Commit(bytes(32), bytes(32), (bytes(32),) * (MAX_PLAYERS - 1)),
-        shuffle=Shuffle((point,) * MAX_CARDS, point),
-        shadows=Shadows((bytes(32),) * MAX_PROOF_ROUNDS),
-        coins=Coins((bytes(32),) * (MAX_PLAYERS - 1)),
-        answers=ShuffleAnswers(
-            (scalar,) * MAX_PROOF_ROUNDS, (bytes(MAX_CARDS),) * MAX_PROOF_ROUNDS
-        ),
+        commit=Commit(bytes(32), bytes(32)),
+        shuffle=Shuffle((point,) * MAX_CARDS, point, bytes(32 * (4 * MAX_CARDS + 5))),
         relock=Relock((point,) * MAX_CARDS, (point,) * MAX_CARDS, (bytes(64),) * MAX_CARDS),
     )
     keys = Keys(63, MAX_PLAYERS - 1, tuple(range(MAX_CARDS)), (scalar,) * MAX_CARDS)
@@ -240,7 +231,7 @@ def test_the_largest_step_message_fits_a_frame_and_is_read_back():
 
 # --- canonical decoding ----------------------------------------------------------------------
 
-SAMPLE_EPOCH = EpochMessage(0, 1, commit=Commit(bytes(32), bytes(range(32)), (bytes(32),)))
+SAMPLE_EPOCH = EpochMessage(0, 1, commit=Commit(bytes(32), bytes(range(32))))
 
 
 def reordered(wire: dict) -> dict:

@@ -6,7 +6,7 @@ from collections import Counter
 
 import protocol.deck.secrets as deck_secrets
 from protocol.deck import ED25519
-from protocol.deck.secrets import SeatSecrets, coin_commitment, seed_commitment
+from protocol.deck.secrets import SeatSecrets, seed_commitment
 from tests.deck_harness import Blamed, Table, flip, rewrite_kind, slot_key
 
 SEED = bytes(range(32))
@@ -21,7 +21,6 @@ def test_every_purpose_position_and_epoch_gets_its_own_key():
     mine = secrets_for()
     keys = [mine.shuffle_key(epoch) for epoch in range(3)]
     keys += [mine.slot_key(epoch, slot) for epoch, slot in itertools.product(range(3), range(40))]
-    keys += [mine.shadow_key(0, r, b"binding") for r in range(10)]
     keys += [mine.dleq_nonce(0, slot, b"statement") for slot in range(10)]
     assert len(set(keys)) == len(keys)
     assert secrets_for(game=b"another game id!").slot_key(0, 0) != mine.slot_key(0, 0)
@@ -29,11 +28,18 @@ def test_every_purpose_position_and_epoch_gets_its_own_key():
     assert mine.slot_key(0, 0) == secrets_for().slot_key(0, 0)  # the audit derives it again
 
 
-def test_shadow_secrets_and_dleq_nonces_are_bound_to_their_statement():
+def test_dleq_nonces_are_bound_to_their_statement():
     mine = secrets_for()
-    assert mine.shadow_key(0, 0, b"one deck") != mine.shadow_key(0, 0, b"another deck")
-    assert mine.shadow_permutation(0, 0, b"one", 20) != mine.shadow_permutation(0, 0, b"two", 20)
     assert mine.dleq_nonce(0, 3, b"one statement") != mine.dleq_nonce(0, 3, b"another")
+
+
+def test_the_shuffle_argument_secret_is_its_own_per_epoch_and_seat():
+    mine = secrets_for()
+    secrets = {mine.shuffle_argument_secret(epoch) for epoch in range(3)}
+    secrets.add(secrets_for(seat=2).shuffle_argument_secret(0))
+    secrets.add(mine.shuffle_key(0))
+    secrets.add(mine.slot_key(0, 0))
+    assert len(secrets) == 5
 
 
 def test_a_derived_scalar_that_reduces_to_zero_is_replaced(monkeypatch):
@@ -56,9 +62,6 @@ def test_a_derived_scalar_that_reduces_to_zero_is_replaced(monkeypatch):
 def test_commitments_bind_the_game_and_the_seat():
     assert seed_commitment(GAME, 1, SEED) != seed_commitment(GAME, 2, SEED)
     assert seed_commitment(GAME, 1, SEED) != seed_commitment(b"another game id!", 1, SEED)
-    share = bytes(32)
-    assert coin_commitment(GAME, 0, 1, 2, share) != coin_commitment(GAME, 0, 0, 2, share)
-    assert coin_commitment(GAME, 0, 1, 2, share) != coin_commitment(GAME, 1, 1, 2, share)
 
 
 def test_shuffle_permutations_are_uniform_over_seeds():

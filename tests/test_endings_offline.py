@@ -41,7 +41,6 @@ from tests.processes import (
 
 PLAYERS = 3
 QUICK = (
-    "--proof-rounds", "1", "--allow-weak-proofs",
     "--step-deadline", "4", "--abandon-after", "2",
 )  # fmt: skip
 GAME_SECONDS = 180
@@ -116,7 +115,7 @@ def a_broken_deal(tmp_path: Path) -> dict[str, str]:
     for attempt in range(FOLLOW_TRIES):
         env = isolated_env(tmp_path / f"game{attempt}")
         seats = 4
-        options = ("--proof-rounds", "0", "--allow-weak-proofs", "--step-deadline", "4")
+        options = ("--no-proofs", "--allow-weak-proofs", "--step-deadline", "4")
         with running_lobby(env) as port:
             honest = [
                 start_bot(port, seats, f"honest{n}", env, tmp_path, *options) for n in (0, 1, 2)

@@ -15,7 +15,7 @@ from twisted.internet.defer import ensureDeferred, gatherResults
 
 from client.bots import BotPlayer, GreedyBot
 from client.game import LINK_SILENCE, PeerGame
-from client.gamefile import GameFile, GameFileWriter
+from client.gamefile import GameFile, GameFileError, GameFileWriter
 from client.net import FrameFaults, PeerListener
 from protocol.identity import Identity
 from protocol.kdf import Stream, derive
@@ -83,7 +83,7 @@ async def play(
         seats=tuple(
             Seat(f"p{i}", identities[i].public_key, "127.0.0.1", ports[i]) for i in range(PLAYERS)
         ),
-        options=RoomOptions(proof_rounds=1),
+        options=RoomOptions(proofs=False),
     )
     seeds = [derive(b"fault injection test", "seed", seat) for seat in range(PLAYERS)]
     contributions = tuple(derive(b"fault injection test", "table", s) for s in range(PLAYERS))
@@ -263,18 +263,18 @@ async def test_a_seat_back_from_a_crash_never_sends_moves_where_it_sent_none_bef
     assert any(later > step for later in moved)  # the move went out later
 
 
-def test_a_game_file_of_format_2_still_reads_and_its_passive_steps_are_honoured(tmp_path):
-    """A format-2 file recorded only how far messages without moves went out
-    (`passive_until`); a seat resumed from one still sends no moves up to there."""
+@pytest.mark.parametrize("older", [1, 2, 3])
+def test_a_game_file_of_an_older_protocol_is_refused_in_plain_words(tmp_path, older):
+    """Games of formats 1 to 3 were dealt with cut-and-choose proofs, which this version no
+    longer checks: audit, replay and resume say so instead of failing on the roster.
+    (Before: the roster's old `proof_rounds` option failed to read as "a damaged header".)"""
     game, _, _, _ = a_game(tmp_path)
-    header = {"kind": "header", "format": 2, "roster": game.roster.to_wire(), "seat": 0,
+    header = {"kind": "header", "format": older, "roster": game.roster.to_wire(), "seat": 0,
               "contributions": list(game.table.contributions), "seed": bytes(32),
               "listen_host": "127.0.0.1"}  # fmt: skip
     old = GameFileWriter(tmp_path / "old.game")
-    for record in (header, {"kind": "passive_until", "step": 16}):
-        old.write(record)
+    old.write(header)
     old.close()
-    saved = GameFile.read(tmp_path / "old.game")
-    assert saved.passive_until == 16 and saved.steps == [] and saved.own == {}
-    game.restore(saved)
-    assert game._passive_after_restart == 16
+    with pytest.raises(GameFileError, match="older protocol") as caught:
+        GameFile.read(tmp_path / "old.game")
+    assert "cannot audit, replay or resume" in str(caught.value)

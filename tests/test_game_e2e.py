@@ -14,12 +14,11 @@ from client.gamefile import GameFile
 from tests.processes import BIN, isolated_env, results, running_lobby, start_bot
 
 
-def play_bots(tmp_path: Path, players: int, proof_rounds: int, strategies: list[str]):
+def play_bots(tmp_path: Path, players: int, strategies: list[str]):
     env = isolated_env(tmp_path)
     with running_lobby(env) as port:
         bots = [
             start_bot(port, players, f"bot{n}", env, tmp_path,
-                      "--proof-rounds", str(proof_rounds), "--allow-weak-proofs",
                       "--strategy", strategies[n])
             for n in range(players)
         ]  # fmt: skip
@@ -36,8 +35,8 @@ def assert_one_agreed_game(found):
 
 
 @pytest.mark.slow
-def test_three_bots_with_shuffle_proofs_at_full_strength(tmp_path):
-    found, env = play_bots(tmp_path, 3, 40, ["greedy", "greedy", "random"])
+def test_three_bots_with_shuffle_proofs(tmp_path):
+    found, env = play_bots(tmp_path, 3, ["greedy", "greedy", "random"])
     assert_one_agreed_game(found)
     games = sorted(Path(env["XDG_DATA_HOME"], "bohnanza-p2p", "games").glob("*.game"))
     assert len(games) == 3
@@ -53,13 +52,13 @@ def test_three_bots_with_shuffle_proofs_at_full_strength(tmp_path):
 
 @pytest.mark.slow
 def test_five_bots(tmp_path):
-    found, _ = play_bots(tmp_path, 5, 4, ["planner", "random", "greedy", "planner", "random"])
+    found, _ = play_bots(tmp_path, 5, ["planner", "random", "greedy", "planner", "random"])
     assert_one_agreed_game(found)
 
 
 @pytest.mark.slow
 def test_seven_bots(tmp_path):
-    found, _ = play_bots(tmp_path, 7, 2, ["greedy", "random"] * 3 + ["greedy"])
+    found, _ = play_bots(tmp_path, 7, ["greedy", "random"] * 3 + ["greedy"])
     assert_one_agreed_game(found)
 
 

@@ -167,7 +167,30 @@ def test_scalar_arithmetic_is_arithmetic_modulo_the_order(a, b):
     x, y = int.from_bytes(a, "little"), int.from_bytes(b, "little")
     assert int.from_bytes(ED25519.scalar_mul(a, b), "little") == x * y % L
     assert int.from_bytes(ED25519.scalar_add(a, b), "little") == (x + y) % L
+    assert int.from_bytes(ED25519.scalar_sub(a, b), "little") == (x - y) % L
     assert int.from_bytes(ED25519.scalar_invert(a), "little") == pow(x, -1, L)
+
+
+@given(st.lists(scalars, min_size=1, max_size=4))
+def test_a_multi_scalar_sum_is_the_sum_of_the_products(weights):
+    points = [card_point(ED25519, GAME, index) for index in range(len(weights))]
+    expected = ED25519.mul(weights[0], points[0])
+    for weight, point in zip(weights[1:], points[1:], strict=True):
+        expected = ED25519.add(expected, ED25519.mul(weight, point))
+    assert ED25519.mul_sum(weights, points) == expected
+
+
+@pytest.mark.parametrize("bad", list(BAD_POINTS), ids=list(BAD_POINTS))
+def test_a_multi_scalar_sum_validates_every_point(bad):
+    one = Scalar(enc(1))
+    with pytest.raises(InvalidPoint):
+        ED25519.mul_sum([one, one], [G, BAD_POINTS[bad]])
+
+
+def test_a_multi_scalar_sum_refuses_an_identity_result():
+    minus_one = Scalar(enc(L - 1))
+    with pytest.raises(InvalidPoint):
+        ED25519.mul_sum([Scalar(enc(1)), minus_one], [G, G])
 
 
 def is_probable_prime(n: int) -> bool:

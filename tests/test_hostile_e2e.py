@@ -32,7 +32,7 @@ from tests.processes import (
     wait_for,
 )
 
-WEAK = ("--proof-rounds", "1", "--allow-weak-proofs")
+WEAK = ()
 SECRET = "the runner beans are under the third field"
 
 
@@ -79,7 +79,7 @@ def test_options_lowered_for_one_client_are_refused_before_the_deal(tmp_path):
         said = refusals(results(bots, timeout=90, tmp_path=tmp_path))
     (victim,) = [name for name, text in said.items() if text.startswith("This client refuses")]
     assert (
-        "the lobby changed the terms of the room you joined: proof_rounds is 1, not 40"
+        "the lobby changed the terms of the room you joined: proofs is off, not on"
         in (said[victim])
     )
     for name, text in said.items():

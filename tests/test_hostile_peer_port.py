@@ -52,7 +52,11 @@ def test_garbage_on_every_peer_port_during_a_game_changes_nothing(tmp_path):
     with running_lobby(env) as port:
         bots = [
             start_bot(
-                port, 3, f"bot{n}", env, tmp_path, "--proof-rounds", "1", "--allow-weak-proofs"
+                port,
+                3,
+                f"bot{n}",
+                env,
+                tmp_path,
             )
             for n in range(3)
         ]

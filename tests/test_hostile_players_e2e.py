@@ -32,7 +32,6 @@ PLAYERS = 4
 DEADLINE = 4.0
 ABANDON = 6.0
 OPTIONS = (
-    "--proof-rounds", "1", "--allow-weak-proofs",
     "--step-deadline", str(DEADLINE), "--abandon-after", str(ABANDON),
 )  # fmt: skip
 MEMORY_BOUND = 200 * 1024 * 1024  # bytes an honest client may hold under any flood
@@ -268,7 +267,7 @@ def test_a_bad_deck_with_the_proofs_off_is_disputed_and_the_audit_names_its_auth
     names the hostile player, and nobody else."""
     env = isolated_env(tmp_path)
     honest = ["h0", "h1", "h2"]
-    options = ("--proof-rounds", "0", "--allow-weak-proofs", "--step-deadline", str(DEADLINE))
+    options = ("--no-proofs", "--allow-weak-proofs", "--step-deadline", str(DEADLINE))
     with running_lobby(env) as port:
         bots = [start_bot(port, PLAYERS, name, env, tmp_path, *options) for name in honest]
         start_hostile(port, "bad-shuffle", env, tmp_path, options=options)
@@ -279,6 +278,26 @@ def test_a_bad_deck_with_the_proofs_off_is_disputed_and_the_audit_names_its_auth
         assert saw_it or result["ended_by"] is not None, result  # or at the seat it followed
         spoiler = seat_of(result, "hostile")
         assert result["audit"] and all(f.startswith(f"seat {spoiler}:") for f in result["audit"])
+    never_named(found, honest)
+
+
+@pytest.mark.slow
+def test_a_bad_deck_with_the_proofs_on_stops_the_deal_and_names_its_author(tmp_path):
+    """The same spoiled shuffle with the proofs on: its shuffle argument does not prove it, so
+    every honest seat stops the game in the deal, before any card is opened, and names the
+    hostile player on its own signed message."""
+    env = isolated_env(tmp_path)
+    honest = ["h0", "h1", "h2"]
+    options = ("--step-deadline", str(DEADLINE))
+    with running_lobby(env) as port:
+        bots = [start_bot(port, PLAYERS, name, env, tmp_path, *options) for name in honest]
+        start_hostile(port, "bad-shuffle", env, tmp_path, options=options)
+        found = results(bots, timeout=120, tmp_path=tmp_path)
+    assert fact(tmp_path, "spoiled_shuffle") == [0], "the attack never began"
+    for result in found:
+        cheat = result["cheat"]
+        assert cheat is not None and cheat["seats"] == [seat_of(result, "hostile")], result
+        assert "shuffle proof" in cheat["reason"], cheat
     never_named(found, honest)
 
 

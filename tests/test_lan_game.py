@@ -36,7 +36,6 @@ pytestmark = pytest.mark.slow
 
 PEER_PORT = 4000  # every client listens on this port on all interfaces (as only separate hosts can)
 TABLE = 4  # players in a game
-PROOF_ROUNDS = 2
 GAME_SECONDS = 90.0
 EARLY_SECONDS = 10.0  # a set-up mistake is reported within this
 # Each way: 20-40 ms, and a reset before any 1 KiB segment with chance 1/200. A link between
@@ -70,7 +69,6 @@ def client_env(tmp_path: Path, name: str) -> dict[str, str]:
 def game_arguments(lobby: str, name: str, seats: int, listen: str) -> list[str]:
     return [
         lobby, "--seats", str(seats), "--name", name, "--listen", listen,
-        "--proof-rounds", str(PROOF_ROUNDS), "--allow-weak-proofs",
     ]  # fmt: skip
 
 

@@ -96,7 +96,7 @@ def test_ctrl_c_asks_the_bots_play_on_and_the_person_resumes(tmp_path: Path) -> 
     the bots, so the game was lost; a resumed seat showed neither table nor hand.)"""
     env = isolated_env(tmp_path)
     play = start(
-        [str(BIN / "bean-client"), "play", "--plain", "--bots", "3", "--proof-rounds", "1",
+        [str(BIN / "bean-client"), "play", "--plain", "--bots", "3", "--no-proofs",
          "--allow-weak-proofs", "--abandon-after", str(ABANDON_AFTER)],
         env,
     )  # fmt: skip

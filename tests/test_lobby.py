@@ -191,7 +191,7 @@ async def test_a_second_hello_is_refused(clients: Clients) -> None:
 @pytest_twisted.ensureDeferred
 async def test_create_list_join_ready_and_start(clients: Clients) -> None:
     ann, bob, cat = [await clients.player(n, 4000 + i) for i, n in enumerate(["Ann", "Bob", "Cat"])]
-    options = RoomOptions(singleton_rule="rio_grande_literal", proof_rounds=0, turn_seconds=90)
+    options = RoomOptions(singleton_rule="rio_grande_literal", proofs=False, turn_seconds=90)
     room = await within(ann.create_room("Beans", 3, options))
     assert (room.name, room.seats, room.options) == ("Beans", 3, options)
     assert [(m.name, m.ready) for m in room.members] == [("Ann", False)]
@@ -332,7 +332,7 @@ async def test_several_rooms_fill_at_once(clients: Clients) -> None:
 async def test_quick_match_fills_rooms_of_the_asked_size_and_options(clients: Clients) -> None:
     fives = [await clients.player(f"Five{i}") for i in range(10)]
     threes = [await clients.player(f"Three{i}") for i in range(3)]
-    fast = RoomOptions(proof_rounds=0)
+    fast = RoomOptions(proofs=False)
     starts = {id(c): game_started(c) for c in fives + threes}
     quick = [c.quick_match(5) for c in fives] + [c.quick_match(3, fast) for c in threes]
     rooms = await within(gatherResults(quick))

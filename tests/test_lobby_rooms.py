@@ -142,7 +142,7 @@ def test_quick_match_fills_the_oldest_open_room_and_reopens_a_room_someone_left(
     assert len(set(rooms)) == 1
     other_options = table.player("Other")
     joined = sent(
-        table.send(other_options, QuickMatch, seats=4, options=RoomOptions(proof_rounds=0)), Joined
+        table.send(other_options, QuickMatch, seats=4, options=RoomOptions(proofs=False)), Joined
     )
     assert joined[0][1].room.room_id != rooms[0]
     fourth = table.player("P3b")

@@ -66,7 +66,7 @@ def play_watched(game: LocalGame, strategies, tamper=None) -> None:
 @pytest.mark.slow
 @pytest.mark.parametrize("players", [3, 5, 7])
 def test_whole_games_agree_pass_the_audit_and_show_no_seat_a_card_it_may_not_see(players):
-    game = LocalGame.new(players, proof_rounds=1, label=b"whole %d" % players)
+    game = LocalGame.new(players, label=b"whole %d" % players)
     strategies = [
         GreedyBot() if seat % 2 else RandomBot(game_seed(4, seat)) for seat in range(players)
     ]
@@ -81,7 +81,7 @@ def test_whole_games_agree_pass_the_audit_and_show_no_seat_a_card_it_may_not_see
 
 @pytest.mark.slow
 def test_a_whole_game_with_shuffle_proofs_at_full_strength():
-    game = LocalGame.new(3, proof_rounds=40, label=b"full strength")
+    game = LocalGame.new(3, label=b"full strength")
     game.play([GreedyBot() for _ in range(3)])
     assert all(s.final.agreed and s.final.audit_passed for s in game.seats)
 
@@ -129,7 +129,7 @@ def only(seat_to_tamper, step_change):
 @pytest.fixture
 def ready():
     """A 4-seat game whose cards are dealt, at the active seat's step 1."""
-    game = LocalGame.new(4, proof_rounds=1, label=b"cheats")
+    game = LocalGame.new(4, label=b"cheats")
     until(game, lambda g: g.seats[0].rules is not None and g.seats[0]._dealing is None)
     until(game, dealt)
     return game
@@ -141,7 +141,7 @@ def front(lockstep: Lockstep):
 
 
 def test_a_wrong_key_is_blamed_on_its_sender():
-    game = LocalGame.new(4, proof_rounds=1, label=b"wrong key")
+    game = LocalGame.new(4, label=b"wrong key")
     until(game, lambda g: g.seats[0].rules is not None and g.seats[0]._dealing is None)
 
     def flip_a_key(payload, lockstep):
@@ -246,7 +246,7 @@ def test_inputs_that_cannot_be_what_its_author_played_name_it(ready, inputs, why
 
 
 def test_withheld_keys_are_blamed_on_the_seat_that_withholds_them():
-    game = LocalGame.new(4, proof_rounds=1, label=b"withheld")
+    game = LocalGame.new(4, label=b"withheld")
     until(game, lambda g: g.seats[0].rules is not None and g.seats[0]._dealing is None)
     cheat = caught(game, {}, only(1, lambda p, _: rewrite(p, deck=[])))
     assert cheat.seat == 1 and "withheld its keys" in cheat.reason
@@ -269,7 +269,7 @@ def test_a_message_not_in_canonical_form_is_blamed_on_its_sender(ready):
 
 
 def test_a_deck_map_not_in_canonical_form_is_blamed_on_its_sender():
-    game = LocalGame.new(3, proof_rounds=1, label=b"loose deck")
+    game = LocalGame.new(3, label=b"loose deck")
 
     def loose_deck(payload: bytes, _) -> bytes:
         body = StepBody.decode(payload)
@@ -289,7 +289,7 @@ def test_a_deck_map_not_in_canonical_form_is_blamed_on_its_sender():
 def trading_table() -> LocalGame:
     """A 4-seat game at the active seat's trading, its face-up cards turned; tests play on
     copies of it."""
-    game = LocalGame.new(4, proof_rounds=1, label=b"trading")
+    game = LocalGame.new(4, label=b"trading")
     until(game, lambda g: g.seats[0].rules is not None and bool(g.seats[0].rules.face_up))
     return game
 
@@ -431,7 +431,7 @@ def finish(game: LocalGame, tamper=None):
 
 
 def test_a_withheld_seed_is_blamed_by_the_audit_and_the_game_still_ends():
-    game = LocalGame.new(3, proof_rounds=1, label=b"no seed")
+    game = LocalGame.new(3, label=b"no seed")
 
     def withhold_seed(payload, lockstep):
         body = StepBody.decode(payload)
@@ -445,14 +445,14 @@ def test_a_withheld_seed_is_blamed_by_the_audit_and_the_game_still_ends():
 
 
 def test_a_seat_reporting_another_final_state_breaks_the_agreement():
-    game = LocalGame.new(3, proof_rounds=1, label=b"disagree")
+    game = LocalGame.new(3, label=b"disagree")
     finish(game, only(2, lambda p, _: rewrite(p, final=bytes(32))))
     assert not game.seats[0].final.agreed and game.seats[0].final.audit_passed
 
 
 def test_keys_message_types_are_checked():
     # A keys message to the seat itself would open its own slots; the deck refuses it.
-    game = LocalGame.new(3, proof_rounds=1, label=b"self keys")
+    game = LocalGame.new(3, label=b"self keys")
     until(game, lambda g: g.seats[0].rules is not None and g.seats[0]._dealing is None)
 
     def keys_to_itself(payload, lockstep):
@@ -474,7 +474,7 @@ def test_a_message_without_moves_is_made_again_the_same_by_a_seat_rebuilt_from_t
     relies on it after a crash: the steps lost with it may come back in another version from
     an equivocating seat, so every message is on disk before it leaves, client/game.py
     `_publish`.)"""
-    game = LocalGame.new(3, proof_rounds=1, label=b"made again")
+    game = LocalGame.new(3, label=b"made again")
     sent: list[dict[int, bytes]] = []
 
     def record(step, seat, payload, lockstep):

@@ -198,9 +198,14 @@ GOOD_HELLO = {
             "one of protect_if_any_field_has_2plus, rio_grande_literal",
         ),
         (
-            wire("create_room", req=1, name="T", seats=3, options={"proof_rounds": 129}),
+            wire("create_room", req=1, name="T", seats=3, options={"proof_rounds": 40}),
             "options.proof_rounds",
-            "from 0 to 128",
+            "not a field of RoomOptions",
+        ),
+        (
+            wire("create_room", req=1, name="T", seats=3, options={"proofs": 1}),
+            "options.proofs",
+            "true or false",
         ),
         (
             wire("create_room", req=1, name="T", seats=3, options={"house_rules": 1}),
@@ -249,7 +254,7 @@ def test_room_options_fill_in_defaults_and_constructors_validate() -> None:
     assert isinstance(created, CreateRoom) and created.options == RoomOptions()
     assert RoomOptions().to_wire() == {
         "singleton_rule": "protect_if_any_field_has_2plus",
-        "proof_rounds": 40,
+        "proofs": True,
         "turn_seconds": 0,
     }
     partial = {"turn_seconds": 60}
@@ -398,7 +403,7 @@ NOT_CANONICAL = {
     "a key twice in the options": roster_with(
         options=Pairs([*OPTIONS.items(), ("turn_seconds", 0)])
     ),
-    "a wide integer in the options": roster_with(options={**OPTIONS, "proof_rounds": Wide(40)}),
+    "a wide integer in the options": roster_with(options={**OPTIONS, "turn_seconds": Wide(0)}),
     "the options' keys in another order": roster_with(options=reordered(OPTIONS)),
     "a seat's keys in another order": roster_with(
         seats=[reordered(seat.to_wire()) for seat in ROSTER.seats]
@@ -423,7 +428,7 @@ def test_a_message_not_in_canonical_form_is_refused(payload: bytes) -> None:
 def test_a_float_where_an_integer_belongs_is_refused() -> None:
     for payload in (
         roster_with(room_id=AsFloat(7)),
-        roster_with(options={**OPTIONS, "proof_rounds": AsFloat(40)}),
+        roster_with(options={**OPTIONS, "turn_seconds": AsFloat(0)}),
     ):
         with pytest.raises(MessageError, match="must be an integer, not a float"):
             LOBBY_EVENTS.decode(payload)

@@ -20,7 +20,11 @@ def finished_game(tmp_path_factory) -> tuple[Path, dict[str, str]]:
     with running_lobby(env) as port:
         bots = [
             start_bot(
-                port, 3, f"bot{n}", env, tmp_path, "--proof-rounds", "2", "--allow-weak-proofs"
+                port,
+                3,
+                f"bot{n}",
+                env,
+                tmp_path,
             )
             for n in range(3)
         ]

@@ -325,7 +325,7 @@ def the_largest_roster() -> GameStart:
              wide * HOST_MAX_CHARS, 65535)
         for n in range(MAX_SEATS)
     )  # fmt: skip
-    options = RoomOptions(singleton_rule="rio_grande_literal", proof_rounds=128)
+    options = RoomOptions(singleton_rule="rio_grande_literal", proofs=False)
     return GameStart(room_id=2**31 - 1, game_id=bytes(16), seats=seats, options=options)
 
 

@@ -157,7 +157,7 @@ async def test_a_seeded_game_in_plain_mode_prints_the_golden_transcript(
     terminal = Terminal(colour=False, output=DummyOutput(), lines=PlainLines(keyboard))
     screen = GameScreen(terminal)
     SteadyTypist(screen)
-    args = build_parser().parse_args(["play", "--name", "ann", "--proof-rounds", "0", "--plain"])
+    args = build_parser().parse_args(["play", "--name", "ann", "--no-proofs", "--plain"])
     bots: list[BotProcess] = []
     try:
         playing = Deferred.fromCoroutine(
@@ -192,5 +192,5 @@ def bot_arguments(port: int, name: str) -> list[str]:
     return [
         str(ROOT / "scripts" / "bench_bot.py"), "sealed", SEED, f"{LOCAL}:{port}",
         "--seats", "3", "--name", name, "--profile", name, "--json",
-        "--listen", f"tcp:0:interface={LOCAL}", "--proof-rounds", "0", "--allow-weak-proofs",
+        "--listen", f"tcp:0:interface={LOCAL}", "--no-proofs", "--allow-weak-proofs",
     ]  # fmt: skip

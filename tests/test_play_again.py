@@ -91,9 +91,7 @@ async def test_a_yes_sets_a_fresh_table_with_fresh_bots_and_an_empty_line_ends(
         typists.append(Typist(reactor, screen, keyboard, seen=set(GOALS)))  # plays plainly
         return screen
 
-    args = build_parser().parse_args(
-        ["play", "--bots", "2", "--name", "ann", "--proof-rounds", "1"]
-    )
+    args = build_parser().parse_args(["play", "--bots", "2", "--name", "ann"])
     playing = Deferred.fromCoroutine(play_tables(reactor, args, terminal, screen_with_typist))
     try:
         await terminal.when_asked(1, GAME_SECONDS)

@@ -33,7 +33,6 @@ from tests.test_hostile_players_e2e import fact, facts, never_named, start_hosti
 PLAYERS = 3
 DEADLINE, ABANDON = 15.0, 60.0
 OPTIONS = (
-    "--proof-rounds", "1", "--allow-weak-proofs",
     "--step-deadline", str(DEADLINE), "--abandon-after", str(ABANDON),
 )  # fmt: skip
 CUT_FROM = 20  # the first step the power may be cut at (the deal is over)

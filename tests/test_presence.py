@@ -92,7 +92,7 @@ def test_the_driver_tells_its_player_and_marks_the_seat_away_in_its_view(tmp_pat
             Seat(name, key.public_key, "127.0.0.1", 4000 + n)
             for n, (name, key) in enumerate(zip(NAMES, keys, strict=True))
         ),
-        options=RoomOptions(proof_rounds=1),
+        options=RoomOptions(proofs=False),
     )
     table = AgreedTable(roster, 0, tuple(bytes([n]) * 32 for n in range(len(NAMES))))
     mesh, player = StillMesh(), Heard()

@@ -57,6 +57,7 @@ from protocol.rules import (
 )
 from protocol.simulate import game_seed, random_moves
 from protocol.steps import Refusal
+from protocol.table import PROOFS_OFF
 from tests.rules_helpers import Game, table
 from tests.test_commands import (
     NAMES,
@@ -560,12 +561,12 @@ def test_who_lists_everyone_with_key_and_link_then_the_code_and_the_check() -> N
 
 
 def test_the_table_code_line_says_weak_proofs_and_the_toolbar_too() -> None:
-    full = plain(render_table_code("123 456 789 012", 40))
+    full = plain(render_table_code("123 456 789 012", True))
     assert full.startswith("Table code 123 456 789 012") and "Weak" not in full
-    weak = plain(render_table_code("123 456 789 012", 8))
-    assert "Weak proofs: 8 rounds, a cheat passes 1 time in 256." in weak
-    assert toolbar_proof_warning(8) == "proofs: 8 rounds, a cheat passes 1 time in 256"
-    assert toolbar_proof_warning(40) is None
+    weak = plain(render_table_code("123 456 789 012", False))
+    assert f"Weak {PROOFS_OFF}." in weak
+    assert toolbar_proof_warning(False) == PROOFS_OFF
+    assert toolbar_proof_warning(True) is None
 
 
 def test_offer_numbers_are_said_in_runs():

@@ -40,7 +40,7 @@ from protocol.lockstep import StepReport
 from protocol.messages import GAME_ID_BYTES, GameStart, RoomOptions, Seat
 from protocol.rules import Action, Phase, Plant, RuleError
 from protocol.steps import Applied
-from protocol.table import AgreedTable
+from protocol.table import PROOFS_OFF, AgreedTable
 from tests.lobby_support import Clients, start_lobby
 from tests.processes import LOCAL, client_arguments
 from tests.rules_helpers import Game, table
@@ -93,7 +93,7 @@ def own_files(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def bot_processes(port: int, seats: int, count: int) -> list[Any]:
-    """`bean-client bot` processes that quick-match into a table of `seats` (proofs: 1 round).
+    """`bean-client bot` processes that quick-match into a table of `seats` (proofs off).
     They are greedy bots: the typist's goals (a bot offering a face-up card to everyone and
     taking another player's bid, ...) count on their habits; the planner, the default bot,
     plays over the network in test_game_e2e.py."""
@@ -103,9 +103,7 @@ def bot_processes(port: int, seats: int, count: int) -> list[Any]:
             reactor,
             [
                 *arguments,
-                *client_arguments(
-                    port, seats, f"bot{n}", "--proof-rounds", "1", "--allow-weak-proofs"
-                ),
+                *client_arguments(port, seats, f"bot{n}", "--no-proofs", "--allow-weak-proofs"),
             ],
         )
         for n in range(1, count + 1)
@@ -188,7 +186,7 @@ async def test_whole_games_typed_at_the_prompt_against_two_bots(keyboard: PipeIn
 async def play_against_two_bots(port: int, screen: GameScreen) -> None:
     """One game of `bean-client play`'s seat and two bot processes, ended agreed by all."""
     bots = bot_processes(port, 3, 2)
-    args = build_parser().parse_args(["play", "--name", "ann", "--proof-rounds", "1"])
+    args = build_parser().parse_args(["play", "--name", "ann", "--no-proofs"])
     try:
         playing = play_human_seat(reactor, args, LOCAL, port, 3, screen)
         outcome = await within(Deferred.fromCoroutine(playing), GAME_SECONDS)
@@ -203,7 +201,7 @@ async def play_against_two_bots(port: int, screen: GameScreen) -> None:
 
 def connect_args(port: int | None, name: str = "ann") -> Namespace:
     """`bean-client connect [127.0.0.1:PORT] --name NAME --allow-weak-proofs` as cli.py parses
-    it (the tests' games deal with 1 proof round, to be quick)."""
+    it (the tests' games deal without proofs, to be quick)."""
     return build_parser().parse_args(["connect", *connect_arguments(port, name)])
 
 
@@ -233,12 +231,12 @@ async def test_from_a_lobby_room_into_a_game_and_back_for_a_rematch(keyboard: Pi
     try:
         await terminal.when_shown(rf"^Connected to the lobby at {LOCAL}:{lobby.port} as ann\.")
         await terminal.when_shown(r"^First time at this lobby: its key is \w{4}-")
-        await terminal.answer("create 3 beans proofs=1", r"^Type ready when you are")
+        await terminal.answer("create 3 beans proofs=off", r"^Type ready when you are")
         bots = bot_processes(lobby.port, 3, 2)
         await terminal.when_shown(r"^bot\d joined the room \(3 of 3 seats\)\.$", 30)
         await terminal.answer("ready", r"^The room is full and everyone is ready")
         await terminal.when_shown(r"^Table code: \d{3} \d{3} \d{3} \d{3}\. Check that", 60)
-        weak = r"^Weak proofs at this table: proofs: 1 round, a cheat passes 1 time in 2\."
+        weak = r"^Weak proofs at this table: proofs: off, a cheating shuffle is caught only by"
         await terminal.when_shown(weak)
         await terminal.when_shown(r"^Back in the lobby\.", GAME_SECONDS)
         results = await bots_finished(bots)
@@ -293,13 +291,13 @@ async def test_lobby_commands_against_a_real_lobby_with_another_player(
         await terminal.answer("leave", r"^You left the room\.$")
         await terminal.answer("leave", r"^you are not in a room$")
         await terminal.answer(
-            "create 5 late proofs=3", r"^Room \d+ late: 1 of 5 seats ann not ready$"
+            "create 5 late proofs=off", r"^Room \d+ late: 1 of 5 seats ann not ready$"
         )
         await terminal.answer("leave", r"^You left the room\.$")
         await terminal.answer("join 999", r"^there is no room 999 \(any more\)$")
         await terminal.answer("rematch", r"^no game to play again yet; quick SEATS finds a table$")
         await terminal.answer(
-            "quick 4 proofs=2", r"^You are ready: the game starts when all 4 seats"
+            "quick 4 proofs=off", r"^You are ready: the game starts when all 4 seats"
         )
         await terminal.answer(
             "frobnicate", r"^'frobnicate' is not a command; type help for the list$"
@@ -366,7 +364,7 @@ async def test_when_no_lobby_answers_the_screen_says_how_to_give_one(keyboard: P
     assert not terminal.saw("Traceback")
 
 
-def a_table(proof_rounds: int = 40, first_key: bytes | None = None) -> AgreedTable:
+def a_table(proofs: bool = True, first_key: bytes | None = None) -> AgreedTable:
     """A table of NAMES, agreed (each seat's contribution made up); seat 0 has `first_key`."""
     keys = [first_key or Identity.generate().public_key]
     keys += [Identity.generate().public_key for _ in NAMES[1:]]
@@ -377,7 +375,7 @@ def a_table(proof_rounds: int = 40, first_key: bytes | None = None) -> AgreedTab
             Seat(name=name, public_key=key, host=LOCAL, port=4000 + n)
             for n, (name, key) in enumerate(zip(NAMES, keys, strict=True))
         ),
-        options=RoomOptions(proof_rounds=proof_rounds),
+        options=RoomOptions(proofs=proofs),
     )
     return AgreedTable(roster, 0, tuple(bytes([n]) * 32 for n in range(len(NAMES))))
 
@@ -399,10 +397,10 @@ class ScriptedGame:
     move the game no longer allows; the test plays the other seats' moves."""
 
     def __init__(
-        self, layout: Game, dealing: tuple[int, int, int] | None = None, proof_rounds: int = 40
+        self, layout: Game, dealing: tuple[int, int, int] | None = None, proofs: bool = True
     ) -> None:
         self.seat, self.names = 0, NAMES
-        self.table = a_table(proof_rounds)
+        self.table = a_table(proofs)
         self.roster = self.table.roster
         self.layout = layout
         self.dealing = dealing
@@ -555,15 +553,15 @@ async def watch_count(terminal: PipeTerminal, pattern: str, count: int) -> None:
 async def test_the_table_code_is_in_table_and_who_and_weak_proofs_in_the_toolbar(
     keyboard: PipeInput,
 ) -> None:
-    game = ScriptedGame(at_my_table(), proof_rounds=8)
+    game = ScriptedGame(at_my_table(), proofs=False)
     screen, playing = await screen_playing(keyboard, game)
     terminal = screen.terminal
     assert isinstance(terminal, PipeTerminal)
     code = game.table.code
-    weak = r"Weak proofs: 8 rounds, a cheat passes 1 time in 256\."
+    weak = r"Weak proofs: off, a cheating shuffle is caught only by the audit at the end\."
     await terminal.answer("t", rf"^Table code {code} \(all should see it\) {weak}$")
     await terminal.answer("who", rf"2 {NAMES[1]} key \S+ linked .*Table code {code} Check that")
-    assert "proofs: 8 rounds, a cheat passes 1 time in 256" in to_plain_text(screen._toolbar())
+    assert PROOFS_OFF in to_plain_text(screen._toolbar())
     terminal.type("leave")
     terminal.type("leave")
     await within(playing)

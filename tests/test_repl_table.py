@@ -87,7 +87,7 @@ async def test_bots_are_added_shown_and_taken_out_at_the_lobby_prompt(keyboard: 
     session = Deferred.fromCoroutine(run_connect(reactor, connect_args(lobby.port), terminal))
     try:
         await terminal.when_shown(r"^Connected to the lobby at")
-        await terminal.answer("create 4 beans proofs=1", r"^Type ready when you are")
+        await terminal.answer("create 4 beans proofs=off", r"^Type ready when you are")
         await terminal.answer("bot", BOT_SEATED, 30)
         bot = seated_bot(terminal)
         await terminal.when_shown(rf"^{bot} is ready\.$")
@@ -153,7 +153,7 @@ async def test_two_people_and_a_bot_play_and_one_killed_comes_back_with_resume(
     env = isolated_env(tmp_path)  # the same files as this process's (tests/test_repl.py)
     try:
         await terminal.when_shown(r"^Connected to the lobby at")
-        await terminal.answer("create 3 friday proofs=1", r"^Type ready when you are")
+        await terminal.answer("create 3 friday proofs=off", r"^Type ready when you are")
         await terminal.answer("bot", BOT_SEATED, 30)
         bot = seated_bot(terminal)
         people.append(start_person(lobby.port, "bob"))
@@ -221,7 +221,7 @@ async def test_a_person_who_leaves_finds_the_game_going_on_with_their_bots_and_r
     )
     try:
         await terminal.when_shown(r"^Connected to the lobby at")
-        await terminal.answer("create 3 friday proofs=1", r"^Type ready when you are")
+        await terminal.answer("create 3 friday proofs=off", r"^Type ready when you are")
         await terminal.answer("bot", BOT_SEATED, 30)
         terminal.type("bot")
         await terminal.watched.when(

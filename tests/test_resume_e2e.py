@@ -35,7 +35,11 @@ def play_with_crashes(tmp_path: Path, game: int, rng: Stream) -> tuple[int, list
     with running_lobby(env) as port:
         running = {
             name: start_bot(
-                port, PLAYERS, name, env, tmp_path, "--proof-rounds", "1", "--allow-weak-proofs"
+                port,
+                PLAYERS,
+                name,
+                env,
+                tmp_path,
             )
             for name in names
         }
@@ -87,7 +91,11 @@ def test_killing_the_lobby_in_the_middle_of_a_game_does_not_affect_it(tmp_path):
     with running_lobby(env) as port:
         bots = [
             start_bot(
-                port, 3, f"bot{n}", env, tmp_path, "--proof-rounds", "1", "--allow-weak-proofs"
+                port,
+                3,
+                f"bot{n}",
+                env,
+                tmp_path,
             )
             for n in range(3)
         ]
@@ -112,7 +120,6 @@ def test_resuming_a_finished_game_or_without_the_key_is_refused_in_words(tmp_pat
 def test_a_player_gone_for_good_lets_the_others_end_the_game_and_audit_it(tmp_path):
     env = isolated_env(tmp_path)
     options = (
-        "--proof-rounds", "1", "--allow-weak-proofs",
         "--step-deadline", "4", "--abandon-after", "2",
     )  # fmt: skip
     with running_lobby(env) as port:

@@ -29,7 +29,6 @@ SLACK = 3.0  # a loaded machine's scheduling, the last link's round trip
 
 def options(abandon: float) -> tuple[str, ...]:
     return (
-        "--proof-rounds", "1", "--allow-weak-proofs",
         "--step-deadline", f"{DEADLINE:g}", "--abandon-after", f"{abandon:g}",
     )  # fmt: skip
 

@@ -28,12 +28,12 @@ from protocol.identity import Identity, fingerprint
 from protocol.messages import GameStart, RoomOptions, Seat
 from protocol.peer_messages import TableRefusal, sign
 from protocol.table import (
+    PROOFS_OFF,
     AgreedTable,
     RoomTerms,
     below_the_floor,
     game_identity,
     option_differences,
-    proof_strength,
     read_refusal,
     roster_bytes,
     roster_differences,
@@ -78,7 +78,7 @@ def changed_rosters(roster: GameStart) -> list[GameStart]:
         dataclasses.replace(roster, room_id=8),
         dataclasses.replace(roster, game_id=bytes([1]) * 16),
         dataclasses.replace(roster, seats=(seats[1], seats[0], seats[2])),
-        dataclasses.replace(roster, options=RoomOptions(proof_rounds=41)),
+        dataclasses.replace(roster, options=RoomOptions(proofs=False)),
         dataclasses.replace(roster, options=RoomOptions(turn_seconds=30)),
         dataclasses.replace(roster, options=RoomOptions(singleton_rule="rio_grande_literal")),
     ]
@@ -109,8 +109,8 @@ def test_a_table_code_is_twelve_digits_in_groups_of_three() -> None:
 
 
 def test_differences_are_named_field_by_field() -> None:
-    assert option_differences(RoomOptions(), RoomOptions(proof_rounds=1, turn_seconds=5)) == [
-        "proof_rounds is 1, not 40",
+    assert option_differences(RoomOptions(), RoomOptions(proofs=False, turn_seconds=5)) == [
+        "proofs is off, not on",
         "turn_seconds is 5, not 0",
     ]
     swapped_key = changed_rosters(ROSTER)[-3]
@@ -194,13 +194,10 @@ def test_a_refusal_nobody_signed_or_of_another_game_is_not_read() -> None:
 
 
 def test_the_proof_floor_and_its_words() -> None:
-    assert proof_strength(8) == "proofs: 8 rounds, a cheat passes 1 time in 256"
-    assert proof_strength(1) == "proofs: 1 round, a cheat passes 1 time in 2"
-    assert proof_strength(39) == "proofs: 39 rounds, a cheat passes 1 time in 2^39"
-    assert "audit" in proof_strength(0)
-    assert below_the_floor(40, False) is None and below_the_floor(8, True) is None
-    refusal = below_the_floor(8, False)
-    assert refusal is not None and "--allow-weak-proofs" in refusal and "40" in refusal
+    assert "audit" in PROOFS_OFF
+    assert below_the_floor(True, False) is None and below_the_floor(False, True) is None
+    refusal = below_the_floor(False, False)
+    assert refusal is not None and "--allow-weak-proofs" in refusal and "without proofs" in refusal
 
 
 def test_a_roster_with_one_key_at_two_seats_is_refused_before_any_link() -> None:
@@ -419,7 +416,7 @@ async def test_a_flood_of_refusals_costs_a_bounded_number_of_reads() -> None:
 @pytest_twisted.ensureDeferred
 async def test_terms_lowered_for_one_client_are_refused_by_it_and_the_others_hear_why() -> None:
     def lowered(roster: GameStart) -> list[GameStart]:
-        cheap = dataclasses.replace(roster, options=RoomOptions(proof_rounds=1))
+        cheap = dataclasses.replace(roster, options=RoomOptions(proofs=False))
         return [roster, cheap, roster]
 
     made, close = await setups(3, lowered)
@@ -428,7 +425,7 @@ async def test_terms_lowered_for_one_client_are_refused_by_it_and_the_others_hea
         assert not any(ok for ok, _ in found)
         victim = str(found[1][1])
         assert "the lobby changed the terms of the room you joined" in victim
-        assert "proof_rounds is 1, not 40" in victim
+        assert "proofs is off, not on" in victim
         for _, error in (found[0], found[2]):
             assert "p1" in str(error)  # told by the victim, or their own roster comparison
     finally:
@@ -545,11 +542,11 @@ async def test_a_bot_that_derived_another_table_stops_the_deal_in_words() -> Non
 
 
 @pytest_twisted.ensureDeferred
-async def test_proofs_below_the_floor_are_refused_unless_every_client_allows_them() -> None:
+async def test_proofs_off_are_refused_unless_every_client_allows_them() -> None:
     def weak(roster: GameStart) -> list[GameStart]:
-        return [dataclasses.replace(roster, options=RoomOptions(proof_rounds=8))] * 3
+        return [dataclasses.replace(roster, options=RoomOptions(proofs=False))] * 3
 
-    lenient = {"terms": RoomTerms(3, RoomOptions(proof_rounds=8)), "allow_weak_proofs": True}
+    lenient = {"terms": RoomTerms(3, RoomOptions(proofs=False)), "allow_weak_proofs": True}
     made, close = await setups(3, weak, {0: lenient, 1: lenient, 2: lenient})
     try:
         found = await outcomes(made)
@@ -561,7 +558,7 @@ async def test_proofs_below_the_floor_are_refused_unless_every_client_allows_the
     try:
         found = await outcomes(made)
         assert not any(ok for ok, _ in found)
-        assert "below this client's floor of 40" in str(found[2][1])
+        assert "would deal without proofs" in str(found[2][1])
         assert "p2 will not play this table" in str(found[0][1])
     finally:
         await close()

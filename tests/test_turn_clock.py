@@ -199,7 +199,7 @@ async def test_a_player_who_lets_the_clock_run_out_gets_the_default_moves(tmp_pa
         seats=tuple(
             Seat(f"p{i}", identities[i].public_key, "127.0.0.1", ports[i]) for i in range(3)
         ),
-        options=RoomOptions(proof_rounds=1, turn_seconds=1),
+        options=RoomOptions(proofs=False, turn_seconds=1),
     )
     idle = Idle()
     players = [idle, BotPlayer(reactor, GreedyBot()), BotPlayer(reactor, GreedyBot())]

@@ -35,7 +35,7 @@ from client.screen.commands import (
     player_token,
     resolve_player,
 )
-from client.screen.lobby_commands import LOBBY_COMMANDS, RULE_WORDS
+from client.screen.lobby_commands import LOBBY_COMMANDS, PROOF_WORDS, RULE_WORDS
 from client.screen.player_view import PlayerView, bean_list, field_words, offer_summary
 from protocol.cards import Bean, bean_of
 from protocol.messages import MAX_SEATS, MIN_SEATS, RoomSummary
@@ -364,7 +364,7 @@ class LobbyCompleter(Completer):
                 return [Candidate(str(n), "seats") for n in range(MIN_SEATS, MAX_SEATS + 1)]
             return [
                 *(Candidate(f"rule={w}", "one-bean rule") for w in RULE_WORDS),
-                Candidate("proofs=", "shuffle proof rounds, 0 to 128"),
+                *(Candidate(f"proofs={w}", "shuffle and relock proofs") for w in PROOF_WORDS),
                 Candidate("clock=", "seconds per turn, 0 for none"),
             ]
         if name == "help" and not args:

@@ -1,7 +1,7 @@
 """The lobby's commands: typed lines in, small typed requests out, for the REPL to pass to
 `client.net.lobby_client.LobbyClient` (docs/repl.md lists them).
 
-    rooms · create SEATS [NAME] [rule=protect|literal] [proofs=N] [clock=SECONDS] · join ROOM
+    rooms · create SEATS [NAME] [rule=protect|literal] [proofs=on|off] [clock=SECONDS] · join ROOM
     quick SEATS [OPTIONS] · ready [off] · unready · leave · who · say TEXT · connect HOST[:PORT]
     bot [STRATEGY] · unbot NAME (kick NAME) · resume [N] · rematch · quit · help [COMMAND]
 
@@ -149,8 +149,9 @@ def parse_lobby_command(line: str) -> LobbyRequest:
     return command.handler(rest)
 
 
-# Room options as typed (`rule=literal proofs=20 clock=60`) and their RoomOptions fields.
-ROOM_OPTION_FIELDS = {"rule": "singleton_rule", "proofs": "proof_rounds", "clock": "turn_seconds"}
+# Room options as typed (`rule=literal proofs=off clock=60`) and their RoomOptions fields.
+ROOM_OPTION_FIELDS = {"rule": "singleton_rule", "proofs": "proofs", "clock": "turn_seconds"}
+PROOF_WORDS = {"on": True, "off": False}
 RULE_WORDS = {"protect": SINGLETON_RULES[0], "literal": SINGLETON_RULES[1]}
 
 
@@ -162,7 +163,7 @@ def _seats(word: str) -> int:
 
 
 def _room_options(words: Iterable[str]) -> RoomOptions:
-    chosen: dict[str, str | int] = {}
+    chosen: dict[str, str | int | bool] = {}
     for word in words:
         key, _, value = word.partition("=")
         if key not in ROOM_OPTION_FIELDS:
@@ -174,6 +175,10 @@ def _room_options(words: Iterable[str]) -> RoomOptions:
             if len(rules) != 1:
                 raise CommandError("rule is protect (the default) or literal")
             chosen[ROOM_OPTION_FIELDS[key]] = rules[0]
+        elif key == "proofs":
+            if value not in PROOF_WORDS:
+                raise CommandError("proofs is on (the default) or off")
+            chosen[ROOM_OPTION_FIELDS[key]] = PROOF_WORDS[value]
         elif value.isdigit():
             chosen[ROOM_OPTION_FIELDS[key]] = int(value)
         else:
@@ -288,7 +293,7 @@ LOBBY_COMMANDS: tuple[Command[LobbyHandler], ...] = (
     Command(
         "create",
         ("new",),
-        "create SEATS [NAME] [rule=protect|literal] [proofs=N] [clock=SECONDS]",
+        "create SEATS [NAME] [rule=protect|literal] [proofs=on|off] [clock=SECONDS]",
         "Open a room for 3 to 7 players and join it.",
         ("create 5 friday beans", "create 4 rule=literal clock=60"),
         _lobby_create,

@@ -62,7 +62,7 @@ from protocol.rules import (
     harvest_value,
 )
 from protocol.steps import Refusal
-from protocol.table import CHECK_CODE, MIN_PROOF_ROUNDS, proof_strength
+from protocol.table import CHECK_CODE, PROOFS_OFF
 
 UNWRAPPED = 10_000  # the width plain mode gives render's paragraphs: a line is never wrapped
 
@@ -322,7 +322,7 @@ class PlainLooks:
             *(f"hint: {hint}" for hint in hints if hint),
         ]
 
-    def table(self, view: PlayerView, code: str, proof_rounds: int) -> list[FormattedText]:
+    def table(self, view: PlayerView, code: str, proofs: bool) -> list[FormattedText]:
         state = view.state
         whose = "your turn" if state.active == view.seat else f"{view.names[state.active]}'s turn"
         lines = [f"table: turn {state.turn}, {whose}, {_table_words(state)}"]
@@ -352,8 +352,8 @@ class PlainLooks:
             lines.append(f"offer {offer.id}, {who}: {offer_terms(view, offer)}{note}")
         lines += self._hand_lines(view)
         lines.append(f"table code: {code}")
-        if proof_rounds < MIN_PROOF_ROUNDS:
-            lines.append(f"weak: {proof_strength(proof_rounds)}")
+        if not proofs:
+            lines.append(f"weak: {PROOFS_OFF}")
         return [lines_of(lines)]
 
     def beans(self, view: PlayerView) -> FormattedText:

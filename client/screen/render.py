@@ -69,7 +69,7 @@ from protocol.rules import (
     waiting_for,
 )
 from protocol.steps import Refusal
-from protocol.table import CHECK_CODE, MIN_PROOF_ROUNDS, proof_strength
+from protocol.table import CHECK_CODE, PROOFS_OFF
 
 WIDTH = 80
 NAME_COLUMNS = 12  # a name in the players table is cut to this
@@ -545,13 +545,13 @@ def _hint_command(view: PlayerView, action: Action) -> str:
 # --- The table's identity: its code, its keys, its proofs (issue 13) ---------------------------
 
 
-def render_table_code(code: str, proof_rounds: int) -> FormattedText:
+def render_table_code(code: str, proofs: bool) -> FormattedText:
     """The line under the table: the code to compare aloud, and proofs weaker than the floor."""
     lines: list[Cell] = [
         [("class:title", "Table code "), ("class:active", code), ("", " (all should see it)")]
     ]
-    if proof_rounds < MIN_PROOF_ROUNDS:
-        lines.append([("class:error", f"Weak {proof_strength(proof_rounds)}.")])
+    if not proofs:
+        lines.append([("class:error", f"Weak {PROOFS_OFF}.")])
     return _lines(lines)
 
 
@@ -583,9 +583,9 @@ def render_who(
     return _lines(lines)
 
 
-def toolbar_proof_warning(proof_rounds: int) -> str | None:
-    """The toolbar's line for a table below the proof floor (None at full strength)."""
-    return None if proof_rounds >= MIN_PROOF_ROUNDS else proof_strength(proof_rounds)
+def toolbar_proof_warning(proofs: bool) -> str | None:
+    """The toolbar's line for a table dealt without proofs (None with them)."""
+    return None if proofs else PROOFS_OFF
 
 
 # --- The bottom toolbar ----------------------------------------------------------------------

@@ -97,7 +97,7 @@ from protocol.lockstep import StepReport
 from protocol.messages import GameStart
 from protocol.rules import Action, MakeOffer, RuleError, State, accepters, bids_on
 from protocol.steps import Applied, Refusal
-from protocol.table import MIN_PROOF_ROUNDS, RoomTerms
+from protocol.table import RoomTerms
 
 LOG_LINES = 40
 MIN_WIDTH = 40  # narrower terminals get this, cut by the terminal
@@ -320,8 +320,8 @@ class RichLooks:
     def your_turn(self, view: PlayerView) -> FormattedText:
         return FormattedText([("class:active", f"Your turn {view.state.turn}.")])
 
-    def table(self, view: PlayerView, code: str, proof_rounds: int) -> list[FormattedText]:
-        return [render_table(view, self.width()), render_table_code(code, proof_rounds)]
+    def table(self, view: PlayerView, code: str, proofs: bool) -> list[FormattedText]:
+        return [render_table(view, self.width()), render_table_code(code, proofs)]
 
     def beans(self, view: PlayerView) -> FormattedText:
         return render_beans(view, self.width())
@@ -574,7 +574,7 @@ class GameScreen:
         if game.view.away:  # on top, as the line below: the last stays whom the game waits for
             away = join_words([game.names[seat] for seat in sorted(game.view.away)])
             toolbar = FormattedText([("class:error", f"Away: {away}"), ("", "\n"), *toolbar])
-        weak = toolbar_proof_warning(game.roster.options.proof_rounds)
+        weak = toolbar_proof_warning(game.roster.options.proofs)
         if weak is not None:
             toolbar = FormattedText([("class:error", weak), ("", "\n"), *toolbar])
         if progress:
@@ -627,7 +627,7 @@ class GameScreen:
             self.terminal.say("The cards are still being dealt.")
             return
         self.player.dealt_already()
-        for text in self.looks.table(view, game.table.code, game.roster.options.proof_rounds):
+        for text in self.looks.table(view, game.table.code, game.roster.options.proofs):
             self.terminal.show(text)
         self.terminal.show(self.looks.hand(view))
 
@@ -715,7 +715,7 @@ class GameScreen:
         assert game is not None
         looks, show = self.looks, self.terminal.show
         if command.view is View.TABLE:
-            for text in looks.table(view, game.table.code, game.roster.options.proof_rounds):
+            for text in looks.table(view, game.table.code, game.roster.options.proofs):
                 show(text)
         elif command.view is View.WHO:
             seats = game.roster.seats
@@ -913,8 +913,8 @@ async def play_human_seat(
     terminal = screen.terminal
     name = args.name or getpass.getuser()
     listen = f"tcp:0:interface={host}"
-    # The person chose the proof rounds of a table of their own bots: that is the local choice.
-    weak = args.allow_weak_proofs or args.proof_rounds < MIN_PROOF_ROUNDS
+    # The person chose the proofs of a table of their own bots: that is the local choice.
+    weak = args.allow_weak_proofs or not args.proofs
     seat = Seat.from_args(
         args, name, f"play-{name}", host, port, listen=listen, allow_weak_proofs=weak
     )

@@ -18,7 +18,7 @@ Facts about libsodium this module relies on (each is proved by tests/test_group.
 
 from __future__ import annotations
 
-from collections.abc import Hashable
+from collections.abc import Hashable, Sequence
 from typing import NewType, Protocol
 
 import nacl.bindings as sodium
@@ -46,6 +46,8 @@ class Group(Hashable, Protocol):
     point_size: int
     scalar_size: int
     wide_scalar_size: int
+    order: int
+    security_bits: int  # log2 of the work of the best known discrete-log attack
 
     def generator(self) -> Point:
         """The fixed public base point G (nothing-up-my-sleeve: fixed by the standard)."""
@@ -61,6 +63,11 @@ class Group(Hashable, Protocol):
 
     def mul_base(self, scalar: Scalar) -> Point:
         """scalar·G."""
+        ...
+
+    def mul_sum(self, scalars: Sequence[Scalar], points: Sequence[bytes]) -> Point:
+        """Σ scalars[i]·points[i], validating every point (InvalidPoint if one is unacceptable,
+        or if a product or the sum is the identity)."""
         ...
 
     def add(self, a: Point, b: Point) -> Point:
@@ -87,6 +94,8 @@ class Group(Hashable, Protocol):
 
     def scalar_add(self, a: Scalar, b: Scalar) -> Scalar: ...
 
+    def scalar_sub(self, a: Scalar, b: Scalar) -> Scalar: ...
+
     def scalar_invert(self, a: Scalar) -> Scalar: ...
 
     def hash_to_point(self, digest: bytes) -> Point:
@@ -101,6 +110,9 @@ class Ed25519Group:
     point_size = 32
     scalar_size = 32
     wide_scalar_size = 64
+    order = ED25519_ORDER
+    # Pollard's rho needs about sqrt(pi·L/4) ≈ 2^125.8 group operations.
+    security_bits = 125
 
     def generator(self) -> Point:
         return _GENERATOR
@@ -122,6 +134,18 @@ class Ed25519Group:
 
     def mul_base(self, scalar: Scalar) -> Point:
         return Point(sodium.crypto_scalarmult_ed25519_base_noclamp(scalar))
+
+    def mul_sum(self, scalars: Sequence[Scalar], points: Sequence[bytes]) -> Point:
+        if len(scalars) != len(points) or not points:
+            raise ValueError("a multi-scalar sum needs as many scalars as points, at least one")
+        products = [self.mul(scalar, point) for scalar, point in zip(scalars, points, strict=True)]
+        total = products[0]
+        for product in products[1:]:
+            total = self.add(total, product)
+        # A sum of subgroup points stays in the subgroup; only the identity is left to refuse.
+        if total == _IDENTITY:
+            raise InvalidPoint("the sum is the identity")
+        return total
 
     def add(self, a: Point, b: Point) -> Point:
         return Point(sodium.crypto_core_ed25519_add(a, b))
@@ -156,6 +180,9 @@ class Ed25519Group:
     def scalar_add(self, a: Scalar, b: Scalar) -> Scalar:
         return Scalar(sodium.crypto_core_ed25519_scalar_add(a, b))
 
+    def scalar_sub(self, a: Scalar, b: Scalar) -> Scalar:
+        return Scalar(sodium.crypto_core_ed25519_scalar_sub(a, b))
+
     def scalar_invert(self, a: Scalar) -> Scalar:
         return Scalar(sodium.crypto_core_ed25519_scalar_invert(a))
 
@@ -173,6 +200,7 @@ class Ed25519Group:
 
 
 _ZERO = Scalar(bytes(32))
+_IDENTITY = (1).to_bytes(32, "little")
 _GENERATOR = Point(sodium.crypto_scalarmult_ed25519_base_noclamp((1).to_bytes(32, "little")))
 
 ED25519: Group = Ed25519Group()

@@ -18,10 +18,11 @@ from typing import Any, ClassVar, TypeVar
 import msgpack
 
 from .errors import WireError
+from .group import ED25519
+from .shuffle_argument import proof_size
 
 MAX_PLAYERS = 7
 MAX_CARDS = 154
-MAX_PROOF_ROUNDS = 128
 MAX_EPOCHS = 64
 POINT_SIZE = 32
 SCALAR_SIZE = 32
@@ -87,21 +88,16 @@ def _kind(obj: Mapping[str, Any], kind: str) -> None:
 
 @dataclass(frozen=True)
 class Commit:
-    """Round 0: the seed commitment, the epoch's card set digest and the coin commitments."""
+    """Round 0: the seed commitment and the epoch's card set digest."""
 
     seed_commitment: bytes
     cards_digest: bytes
-    coin_commitments: tuple[bytes, ...]  # one per other prover, seat order; empty without proofs
 
     NAME: ClassVar[str] = "commit"
-    FIELDS: ClassVar[tuple[str, ...]] = ("seed_commitment", "cards_digest", "coin_commitments")
+    FIELDS: ClassVar[tuple[str, ...]] = ("seed_commitment", "cards_digest")
 
     def to_wire(self) -> dict[str, Any]:
-        return {
-            "seed_commitment": self.seed_commitment,
-            "cards_digest": self.cards_digest,
-            "coin_commitments": list(self.coin_commitments),
-        }
+        return {"seed_commitment": self.seed_commitment, "cards_digest": self.cards_digest}
 
     @classmethod
     def from_wire(cls, obj: object) -> Commit:
@@ -109,111 +105,42 @@ class Commit:
         return cls(
             seed_commitment=_bytes(fields["seed_commitment"], "seed_commitment", HASH_SIZE),
             cards_digest=_bytes(fields["cards_digest"], "cards_digest", HASH_SIZE),
-            coin_commitments=_byte_list(
-                fields["coin_commitments"], "coin_commitments", MAX_PLAYERS - 1, HASH_SIZE
-            ),
         )
 
 
 @dataclass(frozen=True)
 class Shuffle:
-    """A shuffler's output deck π(K·D) and its key's public part PK = K·G."""
+    """A shuffler's output deck π(K·D), its key's public part PK = K·G, and the shuffle
+    argument proving both (empty without proofs; 32·(4n+5) bytes with them)."""
 
     deck: tuple[bytes, ...]
     public_key: bytes
+    proof: bytes
 
     NAME: ClassVar[str] = "shuffle"
-    FIELDS: ClassVar[tuple[str, ...]] = ("deck", "public_key")
+    FIELDS: ClassVar[tuple[str, ...]] = ("deck", "public_key", "proof")
 
     def to_wire(self) -> dict[str, Any]:
-        return {"deck": list(self.deck), "public_key": self.public_key}
+        return {"deck": list(self.deck), "public_key": self.public_key, "proof": self.proof}
 
     @classmethod
     def from_wire(cls, obj: object) -> Shuffle:
         fields = _fields(obj, cls.NAME, cls.FIELDS)
-        return cls(
-            deck=_byte_list(fields["deck"], "deck", MAX_CARDS, POINT_SIZE),
-            public_key=_bytes(fields["public_key"], "public_key", POINT_SIZE),
-        )
-
-    def __repr__(self) -> str:
-        return f"Shuffle(deck=<{len(self.deck)} points>)"
-
-
-@dataclass(frozen=True)
-class Shadows:
-    """A shuffler's hash commitments to its shadow decks, one per proof round."""
-
-    commitments: tuple[bytes, ...]
-
-    NAME: ClassVar[str] = "shadows"
-    FIELDS: ClassVar[tuple[str, ...]] = ("commitments",)
-
-    def to_wire(self) -> dict[str, Any]:
-        return {"commitments": list(self.commitments)}
-
-    @classmethod
-    def from_wire(cls, obj: object) -> Shadows:
-        fields = _fields(obj, cls.NAME, cls.FIELDS)
-        return cls(
-            commitments=_byte_list(
-                fields["commitments"], "commitments", MAX_PROOF_ROUNDS, HASH_SIZE
+        deck = _byte_list(fields["deck"], "deck", MAX_CARDS, POINT_SIZE)
+        proof = fields["proof"]
+        if not isinstance(proof, bytes) or len(proof) not in (0, proof_size(ED25519, len(deck))):
+            raise _fail(
+                f"proof must be bytes, empty or {proof_size(ED25519, len(deck))} long "
+                f"for a deck of {len(deck)}"
             )
-        )
-
-    def __repr__(self) -> str:
-        return f"Shadows(rounds={len(self.commitments)})"
-
-
-@dataclass(frozen=True)
-class Coins:
-    """The sender's committed coin shares for every other prover's challenge, in seat order."""
-
-    shares: tuple[bytes, ...]
-
-    NAME: ClassVar[str] = "coins"
-    FIELDS: ClassVar[tuple[str, ...]] = ("shares",)
-
-    def to_wire(self) -> dict[str, Any]:
-        return {"shares": list(self.shares)}
-
-    @classmethod
-    def from_wire(cls, obj: object) -> Coins:
-        fields = _fields(obj, cls.NAME, cls.FIELDS)
-        return cls(shares=_byte_list(fields["shares"], "shares", MAX_PLAYERS - 1, HASH_SIZE))
-
-    def __repr__(self) -> str:
-        return f"Coins(shares={len(self.shares)})"
-
-
-@dataclass(frozen=True)
-class ShuffleAnswers:
-    """Per proof round, by challenge bit: (t, σ) opening a shadow from the input, or (K·t⁻¹, ρ)
-    linking it to the output. Permutations are one byte per index (decks have ≤ 154 cards)."""
-
-    scalars: tuple[bytes, ...]
-    permutations: tuple[bytes, ...]
-
-    NAME: ClassVar[str] = "answers"
-    FIELDS: ClassVar[tuple[str, ...]] = ("scalars", "permutations")
-
-    def to_wire(self) -> dict[str, Any]:
-        return {"scalars": list(self.scalars), "permutations": list(self.permutations)}
-
-    @classmethod
-    def from_wire(cls, obj: object) -> ShuffleAnswers:
-        fields = _fields(obj, cls.NAME, cls.FIELDS)
-        permutations = _list(fields["permutations"], "permutations", MAX_PROOF_ROUNDS)
-        for i, perm in enumerate(permutations):
-            if not isinstance(perm, bytes) or len(perm) > MAX_CARDS:
-                raise _fail(f"permutations[{i}] must be bytes of at most {MAX_CARDS}")
         return cls(
-            scalars=_byte_list(fields["scalars"], "scalars", MAX_PROOF_ROUNDS, SCALAR_SIZE),
-            permutations=tuple(permutations),
+            deck=deck,
+            public_key=_bytes(fields["public_key"], "public_key", POINT_SIZE),
+            proof=proof,
         )
 
     def __repr__(self) -> str:
-        return f"ShuffleAnswers(rounds={len(self.scalars)})"
+        return f"Shuffle(deck=<{len(self.deck)} points>, proof=<{len(self.proof)} bytes>)"
 
 
 @dataclass(frozen=True)
@@ -244,10 +171,10 @@ class Relock:
         return f"Relock(deck=<{len(self.deck)} points>, proofs={len(self.proofs)})"
 
 
-Part = Commit | Shuffle | Shadows | Coins | ShuffleAnswers | Relock
-PART_TYPES: tuple[type[Part], ...] = (Commit, Shuffle, Shadows, Coins, ShuffleAnswers, Relock)
+Part = Commit | Shuffle | Relock
+PART_TYPES: tuple[type[Part], ...] = (Commit, Shuffle, Relock)
 PART_NAMES: tuple[str, ...] = tuple(part.NAME for part in PART_TYPES)
-_P = TypeVar("_P", Commit, Shuffle, Shadows, Coins, ShuffleAnswers, Relock)
+_P = TypeVar("_P", Commit, Shuffle, Relock)
 
 
 @dataclass(frozen=True)
@@ -258,9 +185,6 @@ class EpochMessage:
     round: int
     commit: Commit | None = None
     shuffle: Shuffle | None = None
-    shadows: Shadows | None = None
-    coins: Coins | None = None
-    answers: ShuffleAnswers | None = None
     relock: Relock | None = None
 
     KIND: ClassVar[str] = "deck.epoch"
@@ -270,9 +194,6 @@ class EpochMessage:
         present: dict[str, Part | None] = {
             "commit": self.commit,
             "shuffle": self.shuffle,
-            "shadows": self.shadows,
-            "coins": self.coins,
-            "answers": self.answers,
             "relock": self.relock,
         }
         return {name: part for name, part in present.items() if part is not None}
@@ -293,9 +214,6 @@ class EpochMessage:
             round=round_,
             commit=pick(Commit),
             shuffle=pick(Shuffle),
-            shadows=pick(Shadows),
-            coins=pick(Coins),
-            answers=pick(ShuffleAnswers),
             relock=pick(Relock),
         )
 

@@ -4,12 +4,12 @@ A `DeckPlayer` is one seat's view: its secrets (all derived from one committed s
 own `PublicDeck`. Seats exchange only plain messages (`protocol.deck.messages`) on the fixed
 round schedule of `protocol.deck.schedule`; the protocol, the checks and the audit are
 described in docs/deck.md and CRYPTO.md. Pure code: no I/O, no clock. Pass an Executor to spread
-the independent rounds of proofs and slots of a deck over cores.
+the slots of a deck over cores and to check the others' proofs while the deck goes on.
 
 Usage per epoch (the lockstep does this):
 
     player.begin_epoch(epoch, card_ids)
-    for round_ in range(epoch_rounds(players, proofs)):
+    for round_ in range(epoch_rounds(players)):
         mine = player.epoch_message(round_)            # send it (None: send nothing)
         player.receive_round(round_, {seat: message})  # everyone's, own included
 
@@ -20,15 +20,12 @@ then, as the game draws and plays cards: `keys_for` / `receive_keys` / `open_pri
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import hmac
 import itertools
 from collections.abc import Callable, Collection, Mapping, Sequence
 from concurrent.futures import Executor
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import NoReturn
-
-from protocol.kdf import encode_label
 
 from .errors import (
     AuditError,
@@ -41,8 +38,6 @@ from .errors import (
 )
 from .group import ED25519, Group, InvalidPoint, Point, Scalar
 from .messages import (
-    PART_NAMES,
-    Coins,
     Commit,
     DeckMessage,
     Dispute,
@@ -51,37 +46,17 @@ from .messages import (
     Part,
     Relock,
     SeedReveal,
-    Shadows,
     Shuffle,
-    ShuffleAnswers,
     decode_message,
 )
-from .proofs import (
-    answer_round,
-    dleq_statement,
-    multiply_all,
-    points_digest,
-    prove_dleq_slots,
-    relock_context,
-    shadow_commitments,
-    shuffle_context,
-    spread,
-)
+from .proofs import dleq_statement, multiply_all, prove_dleq_slots, relock_context, spread
 from .public import EpochState, Opening, PublicDeck, account, card_point, card_points
-from .schedule import (
-    DeckConfig,
-    answers_round,
-    epoch_rounds,
-    parts_due,
-    relock_round,
-    shadows_round,
-    shuffle_round,
-)
-from .secrets import SeatSecrets, coin_commitment, seed_commitment
+from .schedule import DeckConfig, epoch_rounds, parts_due, relock_round, shuffle_round
+from .secrets import SeatSecrets, seed_commitment
+from .shuffle_argument import Statement, is_own_proof, prove_shuffle, shuffle_context
 
 __all__ = [
     "AuditError",
-    "Coins",
     "Commit",
     "DeckConfig",
     "DeckError",
@@ -94,9 +69,7 @@ __all__ = [
     "PublicDeck",
     "Relock",
     "SeedReveal",
-    "Shadows",
     "Shuffle",
-    "ShuffleAnswers",
     "audit",
     "card_point",
     "card_points",
@@ -115,7 +88,6 @@ class _EpochSecrets:
     key_inverse: Scalar
     permutation: list[int]
     slot_keys: list[Scalar]
-    shadows: list[tuple[int, Scalar, list[int]]] = field(default_factory=list)
 
     def __repr__(self) -> str:
         return "_EpochSecrets(<secret>)"
@@ -199,9 +171,6 @@ class DeckPlayer:
         return {
             "commit": self._commit,
             "shuffle": self._shuffle,
-            "shadows": self._shadows,
-            "coins": self._coins,
-            "answers": self._answers,
             "relock": self._relock,
         }
 
@@ -239,82 +208,29 @@ class DeckPlayer:
         return [self._group.scalar_mul(key, inverse) for key in self._epochs[state.epoch].slot_keys]
 
     def _commit(self, state: EpochState, round_: int) -> Commit:
-        coins: tuple[bytes, ...] = ()
-        if self.config.proofs:
-            coins = tuple(
-                coin_commitment(
-                    self.config.game_id,
-                    state.epoch,
-                    self.seat,
-                    prover,
-                    self._secrets.coin_share(state.epoch, prover),
-                )
-                for prover in range(self.config.players)
-                if prover != self.seat
-            )
-        return Commit(self.commitment, state.digest, coins)
+        return Commit(self.commitment, state.digest)
 
     def _shuffle(self, state: EpochState, round_: int) -> Shuffle:
+        """π(K·D) and PK = K·G, with the shuffle argument proving them (with proofs on)."""
+        statement = self._shuffle_statement(state)
+        proof = b""
+        if self.config.proofs:
+            mine = self._epochs[state.epoch]
+            secret = self._secrets.shuffle_argument_secret(state.epoch)
+            proof = prove_shuffle(
+                self._group, statement, mine.shuffle_key, mine.permutation, secret
+            )
+        return Shuffle(statement.deck_out, statement.public_key, proof)
+
+    def _shuffle_statement(self, state: EpochState) -> Statement:
+        """This seat's shuffle of the current deck, as the statement its argument proves."""
         mine = self._epochs[state.epoch]
-        locked = self._locked_input(state.decks[-1], [mine.shuffle_key] * state.size)
+        deck_in = state.decks[-1]
+        locked = self._locked_input(deck_in, [mine.shuffle_key] * state.size)
         deck_out = tuple(locked[index] for index in mine.permutation)
-        return Shuffle(deck_out, self._group.mul_base(mine.shuffle_key))
-
-    def _shadows(self, state: EpochState, round_: int) -> Shadows:
-        """Commitments to fresh shadows of this seat's shuffle input (its proof's first move)."""
-        self._prepare_shadows(state)
-        return Shadows(self._shadow_commitments(state))
-
-    def _prepare_shadows(self, state: EpochState) -> None:
-        """Derive the shadow secrets (t_r, σ_r) of every proof round, bound to the input deck
-        and to round 0 (cheap: no point work)."""
-        deck_in = state.decks[self.seat]
-        binding = hashlib.sha256(
-            encode_label("shadow binding", points_digest(deck_in), state.binding)
-        ).digest()
-        self._epochs[state.epoch].shadows = [
-            (
-                proof_round,
-                self._secrets.shadow_key(state.epoch, proof_round, binding),
-                self._secrets.shadow_permutation(state.epoch, proof_round, binding, state.size),
-            )
-            for proof_round in range(self.config.proof_rounds)
-        ]
-
-    def _shadow_commitments(self, state: EpochState) -> tuple[bytes, ...]:
-        """The commitments to the prepared shadows: n multiplications per proof round."""
         c = self.config
-        context = shuffle_context(
-            c.game_id, c.players, c.proof_rounds, state.epoch, self.seat, state.size
-        )
-        chunks = spread(
-            self.public.executor,
-            shadow_commitments,
-            (self._group, context, state.decks[self.seat]),
-            self._epochs[state.epoch].shadows,
-        )
-        return tuple(commitment for chunk in chunks for commitment in chunk)
-
-    def _coins(self, state: EpochState, round_: int) -> Coins:
-        return Coins(
-            tuple(
-                self._secrets.coin_share(state.epoch, prover)
-                for prover in range(self.config.players)
-                if prover != self.seat
-            )
-        )
-
-    def _answers(self, state: EpochState, round_: int) -> ShuffleAnswers:
-        mine = self._epochs[state.epoch]
-        if not mine.shadows:  # rebuilt from the signed steps after a crash: made from the seed
-            self._prepare_shadows(state)
-        answers = [
-            answer_round(self._group, bit, mine.shuffle_key, mine.permutation, key, perm)
-            for bit, (_, key, perm) in zip(state.challenges[self.seat], mine.shadows, strict=True)
-        ]
-        return ShuffleAnswers(
-            tuple(scalar for scalar, _ in answers), tuple(perm for _, perm in answers)
-        )
+        context = shuffle_context(c.game_id, c.players, state.epoch, self.seat, self.seat)
+        return Statement(context, deck_in, deck_out, self._group.mul_base(mine.shuffle_key))
 
     def _relock(self, state: EpochState, round_: int) -> Relock:
         deck_in = state.decks[-1]
@@ -348,13 +264,10 @@ class DeckPlayer:
         judged on the premise that every message of the round passed every public check
         (docs/deck.md, "The quick audit"). None: it is. Otherwise the due parts that are not
         (none named: a message missing or not due, or a wrong header), as the full replay
-        names them. The shadows are only prepared here: they follow from the seed if the
-        answers do, and `_shadows_follow` judges them when the answers do not.
+        names them.
         """
         state = self.public.current
         due = parts_due(self.config, round_, self.seat)
-        if "shadows" in due:
-            self._prepare_shadows(state)
         if actual is None or not due:
             return None if actual is None and not due else ()
         theirs = actual.parts()
@@ -367,13 +280,24 @@ class DeckPlayer:
         return differing if differing or tuple(theirs) != due or not header else None
 
     def _follows(self, name: str, state: EpochState, round_: int, part: Part) -> bool:
-        if name == "shadows":
-            return True  # settled with the answers
         if isinstance(part, Relock) and self.config.proofs:
             return self._relock_follows(state, round_, part)
-        # commit, coins, answers: hashes and scalar arithmetic; shuffle and a relock without
-        # proofs: n multiplications (nothing public binds those decks to the seed).
+        if isinstance(part, Shuffle) and self.config.proofs:
+            return self._shuffle_follows(state, part)
+        # commit: hashes; shuffle and relock without proofs: n and 2n multiplications.
         return part == self._makers()[name](state, round_)
+
+    def _shuffle_follows(self, state: EpochState, part: Shuffle) -> bool:
+        """The deck and PK recomputed (n + 1 multiplications); the argument, which verified
+        live, is the seed's iff its commitments and responses are (about 2n more)."""
+        statement = self._shuffle_statement(state)
+        if (part.deck, part.public_key) != (statement.deck_out, statement.public_key):
+            return False
+        mine = self._epochs[state.epoch]
+        secret = self._secrets.shuffle_argument_secret(state.epoch)
+        return is_own_proof(
+            self._group, statement, mine.shuffle_key, mine.permutation, secret, part.proof
+        )
 
     def _relock_follows(self, state: EpochState, round_: int, part: Relock) -> bool:
         """With proofs: Y is recomputed (n base-point multiplications); once PK and Y are the
@@ -398,13 +322,6 @@ class DeckPlayer:
             if proof[32:] != response:
                 return False
         return True
-
-    def _shadows_follow(self) -> bool:
-        """Whether the shadow commitments this seat published in the current epoch are its
-        seed's (the full price: n multiplications per proof round; only for a seat whose
-        answers deviate)."""
-        state = self.public.current
-        return state.shadow_commitments.get(self.seat) == self._shadow_commitments(state)
 
     # Keys and opens ---------------------------------------------------------------------------
 
@@ -525,8 +442,6 @@ class _Audit:
         self.quick = quick
         self.unexplained: list[DeckError] = []
         self._first: dict[int, tuple[int, DeckError]] = {}  # seat -> its earliest finding
-        self._deviating: dict[int, tuple[str, ...]] = {}  # parts of a seat's ReplayMismatch
-        self._starts: dict[tuple[int, int], int] = {}  # (epoch, round) -> its first position
 
     @property
     def config(self) -> DeckConfig:
@@ -546,20 +461,14 @@ class _Audit:
         first = self._first.get(error.blame)
         if first is None or position < first[0]:
             self._first[error.blame] = (position, error)
-            self._deviating.pop(error.blame, None)
 
     def deviate(self, position: int, seat: int, step: str, parts: Sequence[str]) -> None:
         """A message of `seat` at `position` does not follow from its seed; `parts` name the
-        parts that differ. The quick replay can find a second part of one message later (the
-        shadows): the two then make one finding."""
+        parts that differ."""
         first = self._first.get(seat)
-        if first is not None and first[0] == position and seat in self._deviating:
-            named = set(self._deviating[seat]) | set(parts)
-            parts = tuple(name for name in PART_NAMES if name in named)
-        elif first is not None and first[0] <= position:
+        if first is not None and first[0] <= position:
             return
         self._first[seat] = (position, _mismatch(seat, step, parts))
-        self._deviating[seat] = tuple(parts)
 
     def refuse(self, position: int, error: DeckError) -> NoReturn:
         """A public check failed: a finding, and the end of the transcript that can be
@@ -613,7 +522,6 @@ class _Audit:
         first = next(iter(messages.values()))
         epoch, round_ = first.epoch, first.round
         self._catch_up(position, epoch, round_, messages)
-        self._starts[(epoch, round_)] = position
         step = f"epoch {epoch} round {round_}"
         for seat, replayer in sorted(self.replayers.items()):
             actual = messages.get(seat)
@@ -633,20 +541,13 @@ class _Audit:
         round_: int,
         actual: EpochMessage | None,
     ) -> None:
-        epoch, players = self.public.current.epoch, self.config.players
-        shadows_at = shadows_round(players)
-        answering = self.config.proofs and round_ == answers_round(players)
-        # The answers settle the shadows too, so they matter back to the shadows round.
-        if self.settled(seat, self._starts[(epoch, shadows_at)] if answering else position):
+        if self.settled(seat, position):
             return
         try:
             parts = replayer._deviation(round_, actual)
-            if parts is None:
-                return
-            self.deviate(position, seat, f"epoch {epoch} round {round_}", parts)
-            if answering and "answers" in parts and not replayer._shadows_follow():
-                earlier = self._starts[(epoch, shadows_at)]
-                self.deviate(earlier, seat, f"epoch {epoch} round {shadows_at}", ("shadows",))
+            if parts is not None:
+                epoch = self.public.current.epoch
+                self.deviate(position, seat, f"epoch {epoch} round {round_}", parts)
         except InvalidPoint:
             raise _Unchecked from None  # a point the live checks would have refused
 

@@ -1,22 +1,10 @@
-"""The deck's proofs, and its bulk group work spread over an optional executor.
+"""The deck's relock proof, and its bulk group work spread over an optional executor.
 
-Shuffle proof (interactive cut-and-choose). The statement: D_out = π(K·D_in) for some
-permutation π, with K the discrete log of the prover's PK = K·G; G is an extra, unpermuted deck
-element, which ties every slot to the one published key. For each proof round r the prover
-commits to a shadow S_r = σ_r(t_r·D_in) and T_r = t_r·G by hash. After the commitments are
-public, the other players reveal coin shares they committed to earlier; the challenge bits come
-from a hash of the whole statement, the context and the shares. Bit 0: the prover reveals
-(t_r, σ_r) and the shadow is recomputed from D_in. Bit 1: it reveals (u_r = K·t_r⁻¹,
-ρ_r = σ_r⁻¹∘π), and the shadow is recomputed from the output as S_r[ρ_r[j]] = u_r⁻¹·D_out[j],
-T_r = u_r⁻¹·PK. A prover that can answer both bits of one round knows a valid shuffle, so a
-cheat survives with probability 2^-rounds; each round reveals only one of t_r, K·t_r⁻¹.
+The shuffle proof is the shuffle argument of `shuffle_argument`.
 
 Relock proof (Chaum–Pedersen DLEQ, Fiat–Shamir over the full statement and context): for each
 slot, log_PK(Y) = log_C(C′) = k·K⁻¹, i.e. the relocker removed exactly its global key and put
 the slot key whose public lock is Y.
-
-Verification never trusts the prover: every shadow is rebuilt from public data and compared
-with its commitment; every permutation is checked to be one.
 """
 
 from __future__ import annotations
@@ -101,132 +89,6 @@ def find_invalid(executor: Executor | None, group: Group, points: Sequence[bytes
     for bad in spread(executor, first_invalid, (group,), points):
         if bad is not None:
             return bad
-    return None
-
-
-# Hashes ----------------------------------------------------------------------------------------
-
-
-def points_digest(points: Sequence[bytes]) -> bytes:
-    """A digest of a sequence of fixed-size points (the count is bound by the context)."""
-    return hashlib.sha256(encode_label("points", len(points), b"".join(points))).digest()
-
-
-def shuffle_context(
-    game_id: bytes, players: int, proof_rounds: int, epoch: int, prover: int, size: int
-) -> bytes:
-    """Everything a shuffle proof is about besides its decks: no replay elsewhere (P11)."""
-    return encode_label(
-        VERSION, "shuffle proof", game_id, players, proof_rounds, epoch, prover, size
-    )
-
-
-def shuffle_statement(
-    deck_in: Sequence[bytes], deck_out: Sequence[bytes], public_key: bytes
-) -> bytes:
-    return hashlib.sha256(
-        encode_label(
-            "shuffle statement", points_digest(deck_in), points_digest(deck_out), public_key
-        )
-    ).digest()
-
-
-def shadow_commitment(
-    context: bytes, proof_round: int, base: bytes, shadow: Sequence[bytes]
-) -> bytes:
-    label = encode_label("shadow", context, proof_round, base, b"".join(shadow))
-    return hashlib.sha256(label).digest()
-
-
-def challenge_bits(
-    context: bytes, statement: bytes, commitments: Sequence[bytes], shares: Sequence[bytes]
-) -> tuple[int, ...]:
-    """One bit per proof round from the statement, the commitments and every coin share."""
-    digest = hashlib.sha256(
-        encode_label("challenge", context, statement, b"".join(commitments), *shares)
-    ).digest()
-    stream = hashlib.shake_256(digest).digest((len(commitments) + 7) // 8)
-    return tuple((stream[r // 8] >> (r % 8)) & 1 for r in range(len(commitments)))
-
-
-# Shuffle proof ---------------------------------------------------------------------------------
-
-
-def shadow_commitments(
-    group: Group,
-    context: bytes,
-    deck_in: Sequence[bytes],
-    shadows: Sequence[tuple[int, Scalar, Sequence[int]]],
-    offset: int,
-) -> list[bytes]:
-    """Commitments to the shadows (proof round, t, σ): S[j] = t·D_in[σ[j]], T = t·G."""
-    out = []
-    for proof_round, key, perm in shadows:
-        shadow = [group.mul(key, deck_in[i]) for i in perm]
-        out.append(shadow_commitment(context, proof_round, group.mul_base(key), shadow))
-    return out
-
-
-def answer_round(
-    group: Group,
-    bit: int,
-    shuffle_key: Scalar,
-    shuffle_perm: Sequence[int],
-    shadow_key: Scalar,
-    shadow_perm: Sequence[int],
-) -> tuple[Scalar, bytes]:
-    """The answer to one challenge bit: (t, σ) for 0, (K·t⁻¹, σ⁻¹∘π) for 1."""
-    if bit == 0:
-        return shadow_key, bytes(shadow_perm)
-    inverse = [0] * len(shadow_perm)
-    for position, index in enumerate(shadow_perm):
-        inverse[index] = position
-    link = bytes(inverse[index] for index in shuffle_perm)
-    return group.scalar_mul(shuffle_key, group.scalar_invert(shadow_key)), link
-
-
-def _as_permutation(data: bytes, size: int) -> list[int] | None:
-    perm = list(data)
-    if len(perm) != size or sorted(perm) != list(range(size)):
-        return None
-    return perm
-
-
-def check_shadow_rounds(
-    group: Group,
-    context: bytes,
-    deck_in: Sequence[bytes],
-    deck_out: Sequence[bytes],
-    public_key: bytes,
-    rounds: Sequence[tuple[int, bytes, int, bytes, bytes]],
-    offset: int,
-) -> tuple[int, str] | None:
-    """Check answered rounds (round, commitment, bit, scalar, permutation) against public data.
-
-    `deck_in`, `deck_out` and `public_key` must already be validated. Returns the first failing
-    round and why, or None.
-    """
-    size = len(deck_in)
-    for proof_round, commitment, bit, scalar_bytes, perm_bytes in rounds:
-        try:
-            scalar = group.decode_scalar(scalar_bytes)
-        except InvalidScalar as error:
-            return proof_round, f"answer scalar: {error}"
-        perm = _as_permutation(perm_bytes, size)
-        if perm is None:
-            return proof_round, "the answer's permutation is not a permutation of the deck"
-        if bit == 0:
-            shadow: list[bytes] = [group.mul(scalar, deck_in[i]) for i in perm]
-            base = group.mul_base(scalar)
-        else:
-            inverse = group.scalar_invert(scalar)
-            rebuilt: list[bytes] = [b""] * size
-            for j, target in enumerate(perm):
-                rebuilt[target] = group.mul(inverse, deck_out[j])
-            shadow, base = rebuilt, group.mul(inverse, public_key)
-        if shadow_commitment(context, proof_round, base, shadow) != commitment:
-            side = "input" if bit == 0 else "output and PK"
-            return proof_round, f"the shadow rebuilt from the {side} does not match its commitment"
     return None
 
 

@@ -14,7 +14,7 @@ import functools
 import hashlib
 import itertools
 from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import Executor
+from concurrent.futures import Executor, Future
 from dataclasses import dataclass, field
 from typing import NoReturn
 
@@ -33,32 +33,11 @@ from .errors import (
     WireError,
 )
 from .group import ED25519, Group, InvalidPoint, InvalidScalar, Point, Scalar
-from .messages import (
-    MAX_CARDS,
-    Coins,
-    Commit,
-    Dispute,
-    EpochMessage,
-    Keys,
-    Part,
-    Relock,
-    Shadows,
-    Shuffle,
-    ShuffleAnswers,
-)
-from .proofs import (
-    challenge_bits,
-    check_dleq_slots,
-    check_shadow_rounds,
-    find_invalid,
-    multiply_all,
-    relock_context,
-    shuffle_context,
-    shuffle_statement,
-    spread,
-)
-from .schedule import DeckConfig, coins_round, parts_due
-from .secrets import VERSION, coin_commitment
+from .messages import MAX_CARDS, Commit, Dispute, EpochMessage, Keys, Part, Relock, Shuffle
+from .proofs import check_dleq_slots, find_invalid, multiply_all, relock_context
+from .schedule import DeckConfig, parts_due
+from .secrets import VERSION
+from .shuffle_argument import Statement, check_shuffle, proof_size, shuffle_context
 
 ALL_CARDS = MAX_CARDS  # physical cards in the box, ids 0..153; the rules own their bean types
 CARD_POINT_LABEL = b"bohnanza-p2p card point v1"
@@ -136,6 +115,46 @@ def _where(route: int | None) -> str:
     return "all players" if route is None else f"seat {route}"
 
 
+@dataclass(frozen=True)
+class PendingCheck:
+    """A proof checked on the executor (`running`) or already here (`failure`): whose, at
+    which step, and why it fails (None: it holds)."""
+
+    seat: int
+    step: str
+    failure: str | None = None
+    running: Future[str | None] | None = None
+
+    def result(self) -> str | None:
+        return self.failure if self.running is None else self.running.result()
+
+
+def shuffle_proof_failure(group: Group, statement: Statement, proof: bytes) -> str | None:
+    """Why a shuffle argument fails, in words (None: it holds). Module-level: runs in a pool."""
+    reason = check_shuffle(group, statement, proof)
+    return None if reason is None else f"its shuffle proof fails: {reason}"
+
+
+def relock_proof_failure(
+    group: Group,
+    context: bytes,
+    public_key: Point,
+    slots: Sequence[tuple[int, Point, Point, Point, bytes]],
+) -> str | None:
+    """Why a relock's DLEQ proofs fail, in words (None: they hold). Runs in a pool."""
+    failing = check_dleq_slots(group, context, public_key, slots, 0)
+    if failing is None:
+        return None
+    return (
+        f"its relock proof for slot {failing} does not verify (the global key was not swapped "
+        "for the slot key it published)"
+    )
+
+
+#: The checks a PublicDeck may defer to its executor (a benchmark tells them apart).
+DEFERRED_CHECKS = (shuffle_proof_failure, relock_proof_failure)
+
+
 @dataclass
 class EpochState:
     """Everything public about one epoch. `decks[r]` is the deck published in round r
@@ -148,12 +167,10 @@ class EpochState:
     decks: list[tuple[Point, ...]]
     rounds: int
     next_round: int = 0
-    binding: bytes = b""  # digest of round 0, binds the shadows to this run of the epoch
     commits: dict[int, Commit] = field(default_factory=dict)
     public_keys: dict[int, Point] = field(default_factory=dict)
-    shadow_commitments: dict[int, tuple[bytes, ...]] = field(default_factory=dict)
-    coin_shares: dict[int, dict[int, bytes]] = field(default_factory=dict)
-    challenges: dict[int, tuple[int, ...]] = field(default_factory=dict)
+    # Proofs being checked on the executor, in the order received: the epoch waits for them.
+    proof_checks: list[PendingCheck] = field(default_factory=list)
     locks: dict[int, tuple[Point, ...]] = field(default_factory=dict)
     routes: dict[int, int | None] = field(default_factory=dict)  # slot -> seat, or None: all
     keys: dict[int, dict[int, Scalar]] = field(default_factory=dict)
@@ -335,41 +352,38 @@ class PublicDeck:
         handlers: dict[str, _PartHandler] = {
             "commit": self._commit,
             "shuffle": self._shuffle,
-            "shadows": self._shadows,
-            "coins": self._coins,
-            "answers": self._answers,
             "relock": self._relock,
         }
         return handlers[name]
 
     def _end_round(self, state: EpochState, round_: int) -> None:
-        if round_ == 0:
-            state.binding = hashlib.sha256(
-                encode_label(
-                    "round 0",
-                    *(
-                        encode_label(c.seed_commitment, c.cards_digest, *c.coin_commitments)
-                        for _, c in sorted(state.commits.items())
-                    ),
-                )
-            ).digest()
-        if self.config.proofs and round_ == coins_round(self.config.players):
-            for prover in range(self.config.players):
-                shares = state.coin_shares[prover]
-                state.challenges[prover] = challenge_bits(
-                    self._shuffle_context(state, prover),
-                    shuffle_statement(
-                        state.decks[prover], state.decks[prover + 1], state.public_keys[prover]
-                    ),
-                    state.shadow_commitments[prover],
-                    [shares[seat] for seat in sorted(shares)],
-                )
+        """The epoch's last round waits for every proof checked meanwhile; the first failure
+        in the order received is blamed. Every seat settles them there and nowhere else,
+        whatever its executor and however fast it is, so that all seats stop a deal with a
+        false proof at the same round."""
+        if round_ != state.rounds - 1:
+            return
+        checks, state.proof_checks = state.proof_checks, []
+        for check in checks:
+            failure = check.result()
+            if failure is not None:
+                raise ProofError(failure, blame=check.seat, step=check.step)
 
-    def _shuffle_context(self, state: EpochState, prover: int) -> bytes:
-        c = self.config
-        return shuffle_context(
-            c.game_id, c.players, c.proof_rounds, state.epoch, prover, state.size
-        )
+    def _check_proof(
+        self,
+        state: EpochState,
+        seat: int,
+        step: str,
+        check: Callable[..., str | None],
+        *args: object,
+    ) -> None:
+        """Run `check` on the executor while the deck goes on (here without one); its verdict
+        is settled in the epoch's last round (`_end_round`)."""
+        if self.executor is None:
+            pending = PendingCheck(seat, step, failure=check(*args))
+        else:
+            pending = PendingCheck(seat, step, running=self.executor.submit(check, *args))
+        state.proof_checks.append(pending)
 
     def _count(
         self, items: Sequence[object], expected: int, what: str, seat: int, step: str
@@ -389,8 +403,6 @@ class PublicDeck:
         step: str,
     ) -> None:
         assert isinstance(part, Commit)
-        others = self.config.players - 1 if self.config.proofs else 0
-        self._count(part.coin_commitments, others, "coin_commitments", seat, step)
         if part.cards_digest != state.digest:
             raise CommitmentError(
                 "committed to a different card set for this epoch (a tampered discard pile)",
@@ -417,89 +429,27 @@ class PublicDeck:
     ) -> list[Point] | None:
         assert isinstance(part, Shuffle)
         self._count(part.deck, state.size, "deck", seat, step)
+        expected = proof_size(self.group, state.size) if self.config.proofs else 0
+        if len(part.proof) != expected:
+            raise WireError(
+                f"its shuffle proof is {len(part.proof)} bytes; this epoch needs {expected}",
+                blame=seat,
+                step=step,
+            )
         products = self._accept_deck(part.deck, lock, seat, step)
         public_key = self._accept_point(part.public_key, "the public key PK", seat, step)
         self._register_lock(public_key, f"PK of seat {seat} in epoch {state.epoch}", seat, step)
-        state.decks.append(tuple(Point(point) for point in part.deck))
+        deck_out = tuple(Point(point) for point in part.deck)
+        if self.config.proofs and not self.prechecked:
+            c = self.config
+            context = shuffle_context(c.game_id, c.players, state.epoch, seat, len(state.decks) - 1)
+            statement = Statement(context, state.decks[-1], deck_out, public_key)
+            self._check_proof(
+                state, seat, step, shuffle_proof_failure, self.group, statement, part.proof
+            )
+        state.decks.append(deck_out)
         state.public_keys[seat] = public_key
         return products
-
-    def _shadows(
-        self,
-        state: EpochState,
-        round_: int,
-        seat: int,
-        part: Part,
-        lock: Sequence[Scalar] | None,
-        step: str,
-    ) -> None:
-        assert isinstance(part, Shadows)
-        self._count(part.commitments, self.config.proof_rounds, "shadow commitments", seat, step)
-        state.shadow_commitments[seat] = part.commitments
-
-    def _coins(
-        self,
-        state: EpochState,
-        round_: int,
-        seat: int,
-        part: Part,
-        lock: Sequence[Scalar] | None,
-        step: str,
-    ) -> None:
-        assert isinstance(part, Coins)
-        provers = [prover for prover in range(self.config.players) if prover != seat]
-        self._count(part.shares, len(provers), "coin shares", seat, step)
-        committed = state.commits[seat].coin_commitments
-        for prover, share, commitment in zip(provers, part.shares, committed, strict=True):
-            expected = coin_commitment(self.config.game_id, state.epoch, seat, prover, share)
-            if expected != commitment:
-                raise CommitmentError(
-                    f"its coin share for seat {prover}'s challenge does not match its commitment",
-                    blame=seat,
-                    step=step,
-                )
-            state.coin_shares.setdefault(prover, {})[seat] = share
-
-    def _answers(
-        self,
-        state: EpochState,
-        round_: int,
-        seat: int,
-        part: Part,
-        lock: Sequence[Scalar] | None,
-        step: str,
-    ) -> None:
-        assert isinstance(part, ShuffleAnswers)
-        rounds = self.config.proof_rounds
-        self._count(part.scalars, rounds, "answer scalars", seat, step)
-        self._count(part.permutations, rounds, "answer permutations", seat, step)
-        if self.prechecked:
-            return
-        work = list(
-            zip(
-                range(rounds),
-                state.shadow_commitments[seat],
-                state.challenges[seat],
-                part.scalars,
-                part.permutations,
-                strict=True,
-            )
-        )
-        common = (
-            self.group,
-            self._shuffle_context(state, seat),
-            state.decks[seat],
-            state.decks[seat + 1],
-            state.public_keys[seat],
-        )
-        for failure in spread(self.executor, check_shadow_rounds, common, work):
-            if failure is not None:
-                proof_round, reason = failure
-                raise ProofError(
-                    f"its shuffle proof fails in round {proof_round}: {reason}",
-                    blame=seat,
-                    step=step,
-                )
 
     def _relock(
         self,
@@ -533,15 +483,10 @@ class PublicDeck:
         if self.config.proofs and not self.prechecked:
             context = relock_context(self.config.game_id, self.config.players, state.epoch, seat)
             work = list(zip(range(size), deck_in, locks, deck, part.proofs, strict=True))
-            common = (self.group, context, state.public_keys[seat])
-            for failing in spread(self.executor, check_dleq_slots, common, work):
-                if failing is not None:
-                    raise ProofError(
-                        f"its relock proof for slot {failing} does not verify (the global key "
-                        "was not swapped for the slot key it published)",
-                        blame=seat,
-                        step=step,
-                    )
+            public_key = state.public_keys[seat]
+            self._check_proof(
+                state, seat, step, relock_proof_failure, self.group, context, public_key, work
+            )
         state.decks.append(deck)
         state.locks[seat] = locks
         return products

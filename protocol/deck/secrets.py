@@ -2,9 +2,9 @@
 
 Labels are (protocol version, game, epoch, purpose, position...), so no two purposes or
 positions share a secret (CRYPTO.md P9), and the audit derives exactly what the seat should have
-used. Secrets that are revealed in part by a proof (shadow keys, DLEQ nonces) are also bound to
-the public statement they are used for, so that a re-run on other inputs can never combine two
-answers into the key they hide.
+used. Nonces of proofs (DLEQ nonces, the shuffle argument's) are also bound to the public statement
+they are used for, so that a re-run on other inputs can never combine two answers into the key
+they hide.
 """
 
 from __future__ import annotations
@@ -15,20 +15,13 @@ from protocol.kdf import Label, Stream, derive, encode_label
 
 from .group import Group, InvalidScalar, Scalar
 
-VERSION = "bohnanza-p2p deck v1"
+VERSION = "bohnanza-p2p deck v2"  # v2: the shuffle argument replaced cut-and-choose
 SEED_SIZE = 32
 
 
 def seed_commitment(game_id: bytes, seat: int, seed: bytes) -> bytes:
     """H(ctx ‖ seed), ctx binding the protocol version, the game and the seat."""
     return hashlib.sha256(encode_label(VERSION, "seed commitment", game_id, seat, seed)).digest()
-
-
-def coin_commitment(game_id: bytes, epoch: int, seat: int, prover: int, share: bytes) -> bytes:
-    """Commitment to `seat`'s coin share for `prover`'s challenge (bound to the seat, so it
-    cannot be copied by another seat)."""
-    label = encode_label(VERSION, "coin commitment", game_id, epoch, seat, prover, share)
-    return hashlib.sha256(label).digest()
 
 
 class SeatSecrets:
@@ -73,20 +66,12 @@ class SeatSecrets:
             size
         )
 
-    def shadow_key(self, epoch: int, proof_round: int, binding: bytes) -> Scalar:
-        return self._scalar(epoch, "shadow key", proof_round, binding)
-
-    def shadow_permutation(
-        self, epoch: int, proof_round: int, binding: bytes, size: int
-    ) -> list[int]:
-        labels = self._labels(epoch, "shadow permutation", proof_round, binding, size)
-        return Stream(self._seed, *labels).permutation(size)
-
-    def coin_share(self, epoch: int, prover: int) -> bytes:
-        return derive(self._seed, *self._labels(epoch, "coin share", prover))
-
     def slot_key(self, epoch: int, slot: int) -> Scalar:
         return self._scalar(epoch, "slot key", slot)
 
     def dleq_nonce(self, epoch: int, slot: int, statement: bytes) -> Scalar:
         return self._scalar(epoch, "dleq nonce", slot, statement)
+
+    def shuffle_argument_secret(self, epoch: int) -> bytes:
+        """The key the shuffle argument's nonces come from (it adds the statement's hash)."""
+        return derive(self._seed, *self._labels(epoch, "shuffle argument"))
