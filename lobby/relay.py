@@ -106,6 +106,10 @@ class Relay:
 
     # --- what its connections tell it ---
 
+    def connection(self, address: str) -> RelayConnection:
+        """A new connection from `address` (tests/hostile_relay.py makes its own)."""
+        return RelayConnection(self, address)
+
     def opened(self, connection: RelayConnection) -> bool:
         """A new connection (no request yet): False if it must be closed at once, over the
         bounds of connections not spliced, in all or from its address."""
@@ -333,7 +337,7 @@ class RelayFactory(Factory):
 
     def buildProtocol(self, addr: IAddress) -> RelayConnection:
         host = getattr(addr, "host", None)
-        return RelayConnection(self.relay, host if isinstance(host, str) else str(addr))
+        return self.relay.connection(host if isinstance(host, str) else str(addr))
 
 
 class _Undecided(Protocol):

@@ -19,6 +19,7 @@ from client.net import accept, load_or_create_file, lobby_key_path, version_line
 from lobby.discovery import DISCOVERY_PORT, DiscoveryService, check_lobby_name, default_lobby_name
 from lobby.limits import LobbyLimits
 from lobby.relay import Relay, RelayFactory, SharedPort
+from lobby.rooms import Lobby
 from lobby.server import LobbyFactory
 from protocol.identity import Identity, IdentityError
 
@@ -147,22 +148,26 @@ def makeService(
     options: Mapping[str, Any],
     reactor: Any = None,
     clock: IReactorTime | None = None,
+    *,
+    lobby: Lobby | None = None,
+    relay: Relay | None = None,
 ) -> MultiService:
     """The lobby service: `options` as parsed by LobbyOptions (or any mapping with `listen`
     and, optionally, `limits`; `identity`, the lobby's key (without it, a key for this run
     only); `discovery` true adds LAN discovery, with `name` and `discovery-port`; `relay`
-    false turns the relay off). `clock` drives expiry (tests pass task.Clock)."""
+    false turns the relay off). `clock` drives expiry (tests pass task.Clock); `lobby` and
+    `relay` replace the lobby's state machine and relay (the tests' hostile lobbies)."""
     if reactor is None:
         from twisted.internet import reactor as global_reactor
 
         reactor = global_reactor
     limits: LobbyLimits = options.get("limits") or LobbyLimits()
     clock = clock or reactor
-    relay = Relay(limits, clock, enabled=options.get("relay", True))
-    factory = LobbyFactory(limits, clock, relay=relay)
+    relay = relay or Relay(limits, clock, enabled=options.get("relay", True))
+    factory = LobbyFactory(limits, clock, lobby, relay)
     identity: Identity = options.get("identity") or Identity.generate()
-    lobby = MultiService()
-    lobby.setName("bean-lobby")
+    service = MultiService()
+    service.setName("bean-lobby")
     front = SharedPort(
         accept(factory, identity, False, reactor),
         RelayFactory(relay),
@@ -174,7 +179,7 @@ def makeService(
         serverFromString(reactor, options.get("listen", DEFAULT_LISTEN)), factory, front
     )
     listener.setName("listener")
-    listener.setServiceParent(lobby)
+    listener.setServiceParent(service)
 
     def tick() -> None:
         front.tick()
@@ -183,11 +188,11 @@ def makeService(
     timer = TimerService(limits.tick_seconds, tick)
     timer.clock = clock
     timer.setName("expiry")
-    timer.setServiceParent(lobby)
+    timer.setServiceParent(service)
     if options.get("discovery"):
         name = options.get("name") or default_lobby_name()
         port = options.get("discovery-port", DISCOVERY_PORT)
         finder = DiscoveryService(reactor, listener.listening, name, port)
         finder.setName("discovery")
-        finder.setServiceParent(lobby)
-    return lobby
+        finder.setServiceParent(service)
+    return service
