@@ -85,6 +85,12 @@ async def test_a_link_nobody_can_dial_goes_through_the_relay_then_direct_once_it
             await handler.when(lambda e, n=n: e.up == {0, 1, 2} - {n}, 20)
         assert meshes[0].relayed == {1} and meshes[1].relayed == {0}
         assert not meshes[2].relayed
+        # netcheck's words: why each relayed end is relayed, as far as it can tell
+        why = meshes[0].how_linked(1)  # refused, or no answer within relay_after (a slow turn)
+        assert why.startswith("through the lobby's relay: ") and "p1" in why, why
+        assert "refuses links on port" in why or "times out" in why, why
+        assert "did not reach this one directly" in meshes[1].how_linked(0)
+        assert meshes[0].how_linked(2) == "directly"
         meshes[0].send(1, PeerChat("through the lobby"))
         await events[1].when(lambda e: (0, PeerChat("through the lobby")) in e.messages)
         assert lobby.factory.relay.spliced >= 1

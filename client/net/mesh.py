@@ -160,6 +160,7 @@ class PeerLink(Protocol):
         self.unread: int | None = None  # bytes written since the transport paused us, if it did
         self.relayed = False  # its bytes travel through the lobby's relay
         self.probe = False  # dialled to find out whether a relayed peer is reachable directly
+        self.waited_for: int | None = None  # the seat this end waited for at the relay
 
     # --- Twisted ---
 
@@ -576,6 +577,7 @@ class Mesh:
         self._relay_waits: dict[int, Any] = {}
         self._direct_again: dict[int, Any] = {}  # relayed seats after this one: a timer
         self._direct_tries: dict[int, int] = {}
+        self.why_relayed: dict[int, str] = {}  # seat -> why its link is not direct, in words
         self.started = False
         self.closed = False
 
@@ -599,6 +601,16 @@ class Mesh:
     def relayed(self) -> set[int]:
         """The seats whose link travels through the lobby's relay."""
         return {seat for seat, link in self.links.items() if link.relayed}
+
+    def how_linked(self, seat: int) -> str:
+        """How this seat reaches `seat`, and why, in words (for `netcheck`)."""
+        link = self.links.get(seat)
+        if link is None:
+            return "no link now"
+        if not link.relayed:
+            return "directly"
+        why = self.why_relayed.get(seat)
+        return "through the lobby's relay" + (f": {why}" if why else "")
 
     def send(self, seat: int, message: Message | bytes) -> bool:
         """A message, or one already encoded, to one seat; False if its link is down."""
@@ -691,8 +703,16 @@ class Mesh:
             endpoint = sealed.dial(endpoint, self.identity, lambda key: True, self.reactor)
         connecting = endpoint.connect(Factory.forProtocol(lambda: link))
         self._track(link, connecting)
-        connecting.addCallback(lambda _: setattr(link, "relayed", ways.relayed))
+        connecting.addCallback(lambda _: self._dialled_by(link, ways))
         connecting.addErrback(lambda failure: self._dial_failed(seat, link, failure))
+
+    def _dialled_by(self, link: PeerLink, ways: DirectFirst) -> None:
+        link.relayed = ways.relayed
+        if ways.relayed and link.seat is not None:
+            peer = self.roster.seats[link.seat]
+            error = ways.direct_error or TimeoutError("no answer")
+            problem = explain_peer_link_failure(peer.name, peer.host, peer.port, error)
+            self.why_relayed[link.seat] = str(problem)
 
     def _relay_end(self, seat: int, role: RelayRole) -> RelayEndpoint | None:
         if self.relay is None:
@@ -731,6 +751,13 @@ class Mesh:
         if not isinstance(link, PeerLink):
             return
         link.relayed = True
+        link.waited_for = seat
+        name = self.roster.seats[seat].name
+        self.why_relayed[seat] = (
+            f"{name}'s machine did not reach this one directly within {self.relay_after:g} s "
+            f"(a firewall here, client isolation, or another network): {name} came through "
+            "the lobby's relay"
+        )
         link.lost.addCallback(lambda _: self._relay_link_ended(seat))
 
     def _relay_link_ended(self, seat: int) -> None:
@@ -814,6 +841,10 @@ class Mesh:
             self._direct_tries.pop(link.seat, None)
         elif link.seat > self.seat:
             self._try_direct_later(link.seat)
+        elif link.waited_for is not None and link.waited_for != link.seat:
+            # The relay joined the end this seat held for one peer to another's link (it
+            # proved its key, so it stands): the first peer is waited for again.
+            self._relay_link_ended(link.waited_for)
         self.handler.link_up(link.seat)
 
     def _link_lost(self, link: PeerLink, reason: str, loss: LinkLoss) -> None:

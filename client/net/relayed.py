@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from twisted.internet.defer import CancelledError, Deferred
+from twisted.internet.defer import Deferred
 from twisted.internet.endpoints import HostnameEndpoint
 from twisted.internet.interfaces import IProtocolFactory, IStreamClientEndpoint
 from twisted.internet.protocol import Factory, Protocol, connectionDone
@@ -166,20 +166,24 @@ class DirectFirst:
         self.relay = relay
         self.relay_after = relay_after
         self.relayed = False
+        self.direct_error: BaseException | None = None  # why the last direct attempt failed
 
     def connect(self, factory: IProtocolFactory) -> Deferred[Any]:
         attempts: list[Deferred[Any]] = []
         timers: list[Any] = []
         result: Deferred[Any] = Deferred(lambda _: [attempt.cancel() for attempt in attempts])
-        direct_error: list[BaseException] = []
         self.relayed = False
+        self.direct_error = None
 
         def fall_back() -> None:
+            """The direct attempt failed, or was too slow: it is given up for the relay."""
             if result.called or self.relayed:
                 return
             self.relayed = True
             stop_timer()
-            attempts[0].cancel()  # too slow: given up (its failure is then ignored)
+            if self.direct_error is None:
+                self.direct_error = TimeoutError(f"no answer within {self.relay_after:g} s")
+            attempts[0].cancel()  # its failure (a cancellation) is then ignored
             assert self.relay is not None
             relaying = self.relay.connect(factory)
             attempts.append(relaying)
@@ -196,10 +200,9 @@ class DirectFirst:
                 result.callback(protocol)
 
         def direct_failed(failure: Failure) -> None:
-            if not failure.check(CancelledError) or not direct_error:
-                direct_error.append(failure.value)
             if self.relayed or result.called:
                 return
+            self.direct_error = failure.value
             if self.relay is None:
                 result.errback(failure)
                 return
@@ -207,10 +210,8 @@ class DirectFirst:
 
         def relay_failed(failure: Failure) -> None:
             if not result.called:
-                direct = direct_error[0] if direct_error else TimeoutError("no answer")
-                if isinstance(direct, CancelledError):
-                    direct = TimeoutError(f"no answer within {self.relay_after:g} s")
-                result.errback(NoPath(direct, failure.value))
+                assert self.direct_error is not None
+                result.errback(NoPath(self.direct_error, failure.value))
 
         direct = self.direct.connect(factory)
         attempts.append(direct)
