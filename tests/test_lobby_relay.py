@@ -5,6 +5,7 @@ connection can push on holds (the lobby's clock is a manual one, so time is the 
 from __future__ import annotations
 
 import secrets
+import subprocess
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -305,8 +306,9 @@ async def test_a_real_bean_lobby_relays_the_table_it_introduced_and_not_with_no_
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A bean-lobby process: three players quick-match and get the roster; two of them meet
-    at the relay with their link's token and are spliced. A bean-lobby run with --no-relay
-    answers that it does not relay."""
+    at the relay with their link's token and are spliced, and `bean-client netcheck` says the
+    lobby relays. A bean-lobby run with --no-relay answers that it does not relay, and
+    netcheck says so."""
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
     env = isolated_env(tmp_path)
     with lobby_process(env) as (port, _):
@@ -332,9 +334,25 @@ async def test_a_real_bean_lobby_relays_the_table_it_introduced_and_not_with_no_
         await accepter.when(lambda e: bytes(e.received) == b"through a real lobby")
         accepter.transport.loseConnection()
         await dialler.when(lambda e: e.gone)
+        said = netcheck(port, env)
+        assert said.startswith(f"The lobby at {LOCAL}:{port} relays: players who cannot"), said
     command = [str(BIN / "bean-lobby"), "--listen", f"tcp:0:interface={LOCAL}", "--no-relay"]
     with lobby_process(env, command=command) as (port, _):
         asking = RelayEndpoint(reactor, LOCAL, port, RelayRole.DIALS, token)
         with pytest.raises(RelayRefused) as off:
             await within(asking.connect(Factory.forProtocol(Ends)))
         assert off.value.status == RelayStatus.OFF
+        said = netcheck(port, env)
+        assert "does not relay (it runs with --no-relay)" in said, said
+
+
+def netcheck(port: int, env: dict[str, str]) -> str:
+    """What `bean-client netcheck` says of the lobby on `port`."""
+    done = subprocess.run(
+        [str(BIN / "bean-client"), "netcheck", f"{LOCAL}:{port}"],
+        env=env,
+        capture_output=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr.decode()[-2000:]
+    return done.stdout.decode()

@@ -53,6 +53,7 @@ from client.net.lobby_client import (
     parse_lobby_address,
 )
 from client.net.mesh import LinkLoss, Mesh, MeshHandler, PeerListener
+from client.net.relayed import relay_answers
 from client.net.remembered import RememberedKeys, changed_player_keys
 from client.net.sealed import accept, channel_binding, dial, peer_key
 from client.net.version import version_line
@@ -94,5 +95,6 @@ __all__ = [
     "lobby_key_path",
     "parse_lobby_address",
     "peer_key",
+    "relay_answers",
     "version_line",
 ]

@@ -12,6 +12,7 @@ the mesh runs the same pinned TLS link, the same hellos and the same frames over
 
 from __future__ import annotations
 
+import secrets
 from typing import Any
 
 from twisted.internet.defer import Deferred
@@ -30,6 +31,7 @@ from protocol.relay import (
     decode_answer,
     encode_request,
 )
+from protocol.relay import TOKEN_BYTES as RELAY_TOKEN_BYTES
 
 RELAY_AFTER = 3.0  # seconds a direct dial may take before the relay is tried too
 RELAY_CONNECT_TIMEOUT = 10.0  # to open the TCP connection to the lobby
@@ -219,3 +221,31 @@ class DirectFirst:
             timers.append(self.reactor.callLater(self.relay_after, fall_back))
         direct.addCallbacks(succeeded, direct_failed)
         return result
+
+
+async def relay_answers(reactor: Any, host: str, port: int) -> str:
+    """Whether the lobby at host:port relays, in words (`netcheck`): it is asked for a link
+    with a token no table has, which a relaying lobby refuses as unknown."""
+    token = secrets.token_bytes(RELAY_TOKEN_BYTES)
+    asking = RelayEndpoint(reactor, host, port, RelayRole.DIALS, token, wait=RELAY_CONNECT_TIMEOUT)
+    where = f"The lobby at {host}:{port}"
+    try:
+        protocol = await asking.connect(Factory.forProtocol(Protocol))
+    except RelayRefused as refused:
+        if refused.status == RelayStatus.UNKNOWN:
+            return (
+                f"{where} relays: players who cannot reach each other directly are linked "
+                "through it."
+            )
+        if refused.status == RelayStatus.OFF:
+            return (
+                f"{where} does not relay (it runs with --no-relay): players who cannot reach "
+                "each other directly cannot play together there."
+            )
+        if refused.status == RelayStatus.BUSY:
+            return f"{where} relays, but is at its relay budget now."
+        return f"{where} did not answer as a relay does (an older bean-lobby?): {refused}."
+    except Exception as error:
+        return f"{where} could not be asked whether it relays ({type(error).__name__}: {error})."
+    protocol.transport.abortConnection()  # a relay never joins a token no table has
+    return f"{where} joined a link nobody asked for: it is not a bean-lobby relay."
