@@ -70,5 +70,6 @@ def test_a_hostile_relay_names_nobody(tmp_path, kind):
     )
     assert_one_agreed_game(found)
     assert f"misbehaved {kind}" in said, said
-    if kind != "delay":  # a link it broke was joined again
+    if kind in ("drop", "cut", "replay"):  # a link it broke was joined again
         assert said.count("spliced") > 3, said
+    # (a crossed end may meet the right seat through another link's token: that link stands)
