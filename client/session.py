@@ -259,7 +259,8 @@ def start_game(
     assert agreed is not None
     seed = secrets.token_bytes(32)
     path = game_path(agreed.identity, agreed.seat)
-    gamefile = GameFileWriter.create(path, agreed, seed, peer_host(listener))
+    relay = (seat.lobby_host, seat.lobby_port) if seat.relay else None
+    gamefile = GameFileWriter.create(path, agreed, seed, peer_host(listener), relay)
     game = make_game(
         reactor,
         identity,

@@ -53,12 +53,10 @@ class UnreachableLobby(Lobby):
     def __init__(self, limits: LobbyLimits, unreachable: str | None) -> None:
         super().__init__(limits)
         self.unreachable = unreachable
-        # Bound, never listening: connections are refused (one per seat: no two seats of a
-        # roster may share an address).
-        self._dead = [socket.socket() for _ in range(MAX_SEATS)]
-        for dead in self._dead:
-            dead.bind((LOCAL, 0))
-        self.dead_ports = [dead.getsockname()[1] for dead in self._dead]
+        # Ports of 127.0.0.1 nothing listens on, one per seat (no two seats of a roster may
+        # share an address): connections there are refused. A seat resumed after a crash
+        # listens on its roster port, so it is free for it.
+        self.dead_ports = [free_port() for _ in range(MAX_SEATS)]
 
     def _start_if_ready(self, room: Room) -> list[Effect]:
         effects = super()._start_if_ready(room)
@@ -76,6 +74,15 @@ class UnreachableLobby(Lobby):
 
     def _cut_off(self, seat: int) -> bool:
         return self.unreachable == "all" or self.unreachable == str(seat)
+
+
+def free_port() -> int:
+    """A port of 127.0.0.1 that was free a moment ago (the kernel does not hand it out
+    again soon)."""
+    with socket.socket() as probe:
+        probe.bind((LOCAL, 0))
+        port: int = probe.getsockname()[1]
+    return port
 
 
 class HostileRelay(Relay):

@@ -5,13 +5,25 @@ passing everywhere; and a relay that drops, holds, cuts, replays or mispairs nam
 
 from __future__ import annotations
 
+import signal
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from tests.processes import isolated_env, lobby_process, next_line, results, start_bot
+from client.gamefile import GameFile
+from tests.processes import (
+    BIN,
+    game_files,
+    isolated_env,
+    lobby_process,
+    next_line,
+    results,
+    start,
+    start_bot,
+    wait_for,
+)
 from tests.test_game_e2e import assert_one_agreed_game
 
 
@@ -73,3 +85,38 @@ def test_a_hostile_relay_names_nobody(tmp_path, kind):
     if kind in ("drop", "cut", "replay"):  # a link it broke was joined again
         assert said.count("spliced") > 3, said
     # (a crossed end may meet the right seat through another link's token: that link stands)
+
+
+@pytest.mark.slow
+def test_a_seat_that_crashes_resumes_through_the_relay_and_the_game_ends_agreed(tmp_path):
+    """Nobody reaches anybody directly. Seat 0 (it dials every other seat) is killed after
+    the deal and comes back with `bean-client resume`: its links are made through the relay
+    again (its game file names the lobby) and the game ends agreed, the audit passing."""
+    env = isolated_env(tmp_path)
+    command = [sys.executable, "-m", "tests.hostile_relay", "--unreachable", "all"]
+    with lobby_process(env, command=command) as (port, lobby):
+        names = [f"bot{n}" for n in range(4)]
+        running = {
+            name: start_bot(port, 4, name, env, tmp_path, "--proof-rounds", "4",
+                            "--allow-weak-proofs")
+            for name in names
+        }  # fmt: skip
+        files = wait_for(lambda: len(game_files(env)) == 4 and game_files(env), 120,
+                         "the game to start")  # fmt: skip
+        seats = {GameFile.read(path).seat: name for name, path in files.items()}
+        victim = seats[0]
+        assert GameFile.read(files[victim]).relay == ("127.0.0.1", port)
+        wait_for(lambda: len(GameFile.read(files[victim]).steps) >= 15, 120, "step 15")
+        before = lines_so_far(lobby).count("spliced")
+        running[victim].send_signal(signal.SIGKILL)
+        running[victim].wait(10)
+        running[victim] = start(
+            [str(BIN / "bean-client"), "resume", str(files[victim]), "--bot", "greedy",
+             "--json"],
+            env, tmp_path / f"{victim}-resumed.log",
+        )  # fmt: skip
+        found = results(list(running.values()), timeout=400, tmp_path=tmp_path)
+        after = lines_so_far(lobby).count("spliced")
+    assert all(r["exit"] == 0 and r["ok"] and r["audit"] == [] for r in found), found
+    assert len({(r["final_state"], tuple(r["scores"])) for r in found}) == 1
+    assert after >= 3, (before, after)  # seat 0's three links, made through the relay again
