@@ -2,12 +2,15 @@
 real lobby (lobby.service.makeService: its rooms, its relay), with the rosters' ports changed
 and, on demand, a relay that misbehaves as a machine on the path may.
 
-    python -m tests.hostile_relay [--unreachable all|SEAT] [--misbehave KIND] [--times N]
+    python -m tests.hostile_relay [--unreachable all|none|SEAT] [--misbehave KIND]
+        [--times N] [--listen HOST]
 
 `--unreachable all`: every roster gives each seat a port of 127.0.0.1 where nothing listens,
 so no seat reaches another directly and every link goes through the relay; `--unreachable
 SEAT`: that seat only, so only the links into it (dialled by the seats before it) need the
-relay: with SEAT 1, the one link between seats 0 and 1. The rosters stay the same for all.
+relay: with SEAT 1, the one link between seats 0 and 1; `none`: the rosters as they are (on
+a LAN whose hosts cannot reach each other: tests/test_lan_game.py). The rosters stay the same
+for all. `--listen HOST`: the address to listen on (127.0.0.1 by default).
 
 `--misbehave` (the first `--times` links it splices, 3 by default; then it relays honestly):
 - `drop`: drops a chunk of one direction's bytes, some way into the link;
@@ -172,7 +175,8 @@ class HostileConnection(RelayConnection):
 
 def main() -> None:
     parser = argparse.ArgumentParser(prog="python -m tests.hostile_relay")
-    parser.add_argument("--unreachable", default="all", help="all, or a seat number")
+    parser.add_argument("--unreachable", default="all", help="all, none, or a seat number")
+    parser.add_argument("--listen", default=LOCAL, help="the address to listen on")
     parser.add_argument("--misbehave", choices=KINDS, default=None)
     parser.add_argument("--times", type=int, default=3)
     options = parser.parse_args()
@@ -183,14 +187,14 @@ def main() -> None:
     lobby = UnreachableLobby(limits, options.unreachable)
     relay = HostileRelay(limits, reactor, options.misbehave, options.times)
     service = makeService(
-        {"listen": f"tcp:0:interface={LOCAL}", "limits": limits},
+        {"listen": f"tcp:0:interface={options.listen}", "limits": limits},
         reactor,
         lobby=lobby,
         relay=relay,
     )
 
     def listening(port: Any) -> None:
-        say(f"bean-lobby listening on {LOCAL}:{port.getHost().port}")
+        say(f"bean-lobby listening on {options.listen}:{port.getHost().port}")
 
     service.startService()
     started: Deferred[Any] = service.getServiceNamed("listener").listening

@@ -239,6 +239,28 @@ async def test_one_pair_that_cannot_reach_each_other_is_relayed_and_the_game_end
 
 
 @pytest_twisted.ensureDeferred
+async def test_a_hostile_relay_on_an_isolated_lan_names_nobody(make_lan, tmp_path):
+    """Isolated players, and the lobby's relay cuts the first three links it splices some
+    way in and drops bytes of none: every link is made again through it, and the game ends
+    agreed with the audit passing, nobody named."""
+    lan = make_lan(players=TABLE)
+    lan.isolate(lan.players)
+    relay = lan.spawn_python(
+        lan.lobby, "tests.hostile_relay", "--unreachable", "none", "--misbehave", "cut",
+        "--listen", lan.lobby.address,
+    )  # fmt: skip
+    found = await relay.first_line(rb"bean-lobby listening on (\S+):(\d+)", 20)
+    endpoint = f"{found.group(1).decode()}:{found.group(2).decode()}"
+    clients = {
+        f"bot{i}": start_bot(lan, host, endpoint, f"bot{i}", tmp_path)
+        for i, host in enumerate(lan.players, 1)
+    }
+    results = await game_results(clients, RELAYED_GAME_SECONDS)
+    assert_one_agreed_game(results)
+    assert relay.lines().count("misbehaved cut") == 3, relay.describe()
+
+
+@pytest_twisted.ensureDeferred
 async def test_loopback_mistakes_fail_early_and_name_the_fix(make_lan, tmp_path):
     """A client listening on 127.0.0.1 only stops before it joins (the others wait on for a
     third player, told nothing: it never reached the lobby). A client that reaches the lobby
