@@ -1,19 +1,28 @@
 """The mesh over the lobby's relay, in one process over real TCP on 127.0.0.1: a link that
 cannot be made directly is made through the relay (the mesh's link logic unchanged), direct
-links are preferred, and a relayed link is replaced by a direct one once the address answers."""
+links are preferred, and a relayed link is replaced by a direct one once the address answers.
+Then DirectFirst's choice on a manual clock: direct first, the relay when the direct dial
+fails or is too slow, and why."""
 
 from __future__ import annotations
 
 import secrets
 import socket
+from typing import Any
 
 import pytest_twisted
 from twisted.internet import reactor
+from twisted.internet.defer import Deferred
+from twisted.internet.defer import TimeoutError as DeferTimeout
+from twisted.internet.task import Clock
 
 from client.net import Mesh, PeerListener
+from client.net.mesh import relay_words
+from client.net.relayed import DirectFirst, NoPath, RelayRefused
 from protocol.identity import Identity
 from protocol.messages import GameStart, RoomOptions, Seat
 from protocol.peer_messages import PeerChat
+from protocol.relay import RelayStatus
 from tests.lobby_support import start_lobby
 from tests.relay import LinkProfile, Relay
 from tests.test_lobby_relay import quiet, until
@@ -131,3 +140,69 @@ async def test_direct_links_are_preferred_the_relay_is_not_used_when_every_addre
     finally:
         await close(meshes, listeners)
         await lobby.stop()
+
+
+class Pending:
+    """An endpoint whose connection attempt the test settles: `attempts` holds each one."""
+
+    def __init__(self) -> None:
+        self.attempts: list[Deferred[Any]] = []
+
+    def connect(self, factory: Any) -> Deferred[Any]:
+        attempt: Deferred[Any] = Deferred()
+        self.attempts.append(attempt)
+        return attempt
+
+
+def ways(relay_after: float = 3.0) -> tuple[Clock, Pending, Pending, DirectFirst]:
+    clock, direct, relay = Clock(), Pending(), Pending()
+    return clock, direct, relay, DirectFirst(clock, direct, relay, relay_after)
+
+
+def test_the_direct_way_is_taken_when_it_connects_in_time_and_the_relay_never_asked() -> None:
+    clock, direct, relay, first = ways()
+    result = first.connect(None)
+    clock.advance(2.9)
+    direct.attempts[0].callback("direct link")
+    assert result.result == "direct link" and not first.relayed and not relay.attempts
+    clock.advance(10)
+    assert not relay.attempts and not clock.getDelayedCalls()
+
+
+def test_a_failed_direct_dial_asks_the_relay_at_once_and_says_why() -> None:
+    clock, direct, relay, first = ways()
+    result = first.connect(None)
+    direct.attempts[0].errback(ConnectionRefusedError("refused"))
+    assert len(relay.attempts) == 1 and first.relayed
+    relay.attempts[0].callback("relayed link")
+    assert result.result == "relayed link"
+    assert isinstance(first.direct_error, ConnectionRefusedError)
+    assert not clock.getDelayedCalls()
+
+
+def test_a_slow_direct_dial_is_given_up_for_the_relay_after_relay_after() -> None:
+    clock, direct, relay, first = ways(relay_after=3.0)
+    result = first.connect(None)
+    clock.advance(2.9)
+    assert not relay.attempts
+    clock.advance(0.2)
+    assert len(relay.attempts) == 1 and first.relayed
+    assert direct.attempts[0].called  # given up (cancelled)
+    assert isinstance(first.direct_error, TimeoutError) and "3 s" in str(first.direct_error)
+    relay.attempts[0].errback(RelayRefused(RelayStatus.TIMED_OUT, "not in time"))
+    failure = result.result
+    result.addErrback(lambda _: None)
+    assert isinstance(failure.value, NoPath)
+    assert isinstance(failure.value.relayed, RelayRefused)
+    assert relay_words(failure.value.relayed) == "not in time"
+    assert relay_words(DeferTimeout()) == "the lobby's relay did not answer in time"
+
+
+def test_without_a_relay_the_direct_way_is_the_only_one() -> None:
+    clock, direct = Clock(), Pending()
+    first = DirectFirst(clock, direct, None)
+    result = first.connect(None)
+    direct.attempts[0].errback(ConnectionRefusedError("refused"))
+    assert isinstance(result.result.value, ConnectionRefusedError) and not first.relayed
+    result.addErrback(lambda _: None)
+    assert not clock.getDelayedCalls()

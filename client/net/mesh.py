@@ -28,6 +28,7 @@ from enum import Enum
 from ipaddress import IPv6Address, IPv6Network, ip_address
 from typing import Any
 
+from twisted.internet import defer
 from twisted.internet.defer import CancelledError, Deferred, DeferredList, succeed
 from twisted.internet.endpoints import HostnameEndpoint, serverFromString
 from twisted.internet.error import ConnectionDone
@@ -875,6 +876,6 @@ def relay_words(error: BaseException) -> str:
     """Why the relay did not carry a link, in words."""
     if isinstance(error, RelayRefused):
         return str(error)
-    if isinstance(error, CancelledError | TimeoutError):
+    if isinstance(error, CancelledError | TimeoutError | defer.TimeoutError):
         return "the lobby's relay did not answer in time"
     return f"the lobby could not be reached ({type(error).__name__}: {str(error)[:80]})"
