@@ -38,7 +38,7 @@ def relayed_game(tmp_path: Path, players: int, *lobby_args: str) -> tuple[list[d
                       "--proof-rounds", "4", "--allow-weak-proofs")
             for n in range(players)
         ]  # fmt: skip
-        found = results(bots, timeout=500, tmp_path=tmp_path)
+        found = results(bots, timeout=240, tmp_path=tmp_path)
         said = lines_so_far(lobby)
     return found, said
 
@@ -115,7 +115,7 @@ def test_a_seat_that_crashes_resumes_through_the_relay_and_the_game_ends_agreed(
              "--json"],
             env, tmp_path / f"{victim}-resumed.log",
         )  # fmt: skip
-        found = results(list(running.values()), timeout=400, tmp_path=tmp_path)
+        found = results(list(running.values()), timeout=200, tmp_path=tmp_path)
         after = lines_so_far(lobby).count("spliced")
     assert all(r["exit"] == 0 and r["ok"] and r["audit"] == [] for r in found), found
     assert len({(r["final_state"], tuple(r["scores"])) for r in found}) == 1
