@@ -206,3 +206,14 @@ def test_without_a_relay_the_direct_way_is_the_only_one() -> None:
     assert isinstance(result.result.value, ConnectionRefusedError) and not first.relayed
     result.addErrback(lambda _: None)
     assert not clock.getDelayedCalls()
+
+
+def test_a_cancelled_dial_asks_no_relay_and_leaves_nothing_behind() -> None:
+    """(Before: cancelling while the direct attempt was pending made it fail, which asked
+    the relay after all; that attempt outlived the mesh that had closed.)"""
+    clock, direct, relay, first = ways()
+    result = first.connect(None)
+    result.addErrback(lambda _: None)
+    result.cancel()
+    assert direct.attempts[0].called and not relay.attempts
+    assert not clock.getDelayedCalls()

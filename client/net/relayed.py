@@ -173,13 +173,22 @@ class DirectFirst:
     def connect(self, factory: IProtocolFactory) -> Deferred[Any]:
         attempts: list[Deferred[Any]] = []
         timers: list[Any] = []
-        result: Deferred[Any] = Deferred(lambda _: [attempt.cancel() for attempt in attempts])
+        given_up: list[bool] = []
+
+        def give_up(_: Deferred[Any]) -> None:
+            """The caller cancelled: every attempt and the timer go, and no relay is asked."""
+            given_up.append(True)
+            stop_timer()
+            for attempt in attempts:
+                attempt.cancel()
+
+        result: Deferred[Any] = Deferred(give_up)
         self.relayed = False
         self.direct_error = None
 
         def fall_back() -> None:
             """The direct attempt failed, or was too slow: it is given up for the relay."""
-            if result.called or self.relayed:
+            if result.called or self.relayed or given_up:
                 return
             self.relayed = True
             stop_timer()
@@ -198,7 +207,9 @@ class DirectFirst:
 
         def succeeded(protocol: Any) -> None:
             stop_timer()
-            if not result.called:
+            if result.called:  # given up meanwhile: the connection is not wanted
+                protocol.transport.abortConnection()
+            else:
                 result.callback(protocol)
 
         def direct_failed(failure: Failure) -> None:
