@@ -151,6 +151,12 @@ def build_parser() -> argparse.ArgumentParser:
     _link_arguments(connect)
     _weak_proofs_argument(connect)
 
+    netcheck = commands.add_parser(
+        "netcheck",
+        help="whether a lobby relays the links of players who cannot reach each other",
+    )
+    netcheck.add_argument("lobby", metavar="HOST[:PORT]", help="the lobby")
+
     play = commands.add_parser("play", help="a whole game on this machine against bots")
     play.add_argument(
         "--bots",
@@ -253,12 +259,31 @@ async def _dispatch(reactor: Any, args: argparse.Namespace) -> int:
             return await run_connect(reactor, args)
         if args.command == "resume":
             return await run_resume(reactor, args)
+        if args.command == "netcheck":
+            return await run_netcheck(reactor, args)
         from client.offline import run_offline
 
         return run_offline(args)
     except (LanProblem, LobbyError, GameFileError, TableRefused) as problem:  # said in words
         print(f"bean-client: {problem}", file=sys.stderr)
         return 1
+
+
+async def run_netcheck(reactor: Any, args: argparse.Namespace) -> int:
+    """Say whether the lobby relays (in a game, `netcheck` says how each player is reached)."""
+    from client.net import parse_lobby_address, relay_answers
+
+    try:
+        host, port = parse_lobby_address(args.lobby)
+    except ValueError as error:
+        print(f"bean-client: {error}", file=sys.stderr)
+        return 2
+    print(await relay_answers(reactor, host, port))
+    print(
+        "Players reach each other directly where they can; in a game, `netcheck` says how "
+        "each player is reached, and why."
+    )
+    return 0
 
 
 # --- bean-client bot ---------------------------------------------------------------------------

@@ -108,6 +108,7 @@ class View:
     missing: frozenset[int]  # seats whose message for the current step has not come
     dealing: tuple[int, int, int] | None  # (epoch, round, rounds) while a deck is dealt
     away: frozenset[int] = frozenset()  # seats whose link dropped and has not come back
+    relayed: frozenset[int] = frozenset()  # seats whose link goes through the lobby's relay
 
 
 class StepKind(Enum):
@@ -1209,8 +1210,11 @@ class PeerGame(MeshHandler):
         connected = frozenset(self.mesh.connected)
         missing = frozenset(s for s in range(self.players) if s not in received)
         away = self.presence.away
+        relayed = frozenset(self.mesh.relayed)
         if self._working:
-            return replace(self.view, connected=connected, missing=missing, away=away)
+            return replace(
+                self.view, connected=connected, missing=missing, away=away, relayed=relayed
+            )
         lockstep = self.lockstep
         return View(
             seat=self.seat,
@@ -1222,6 +1226,7 @@ class PeerGame(MeshHandler):
             missing=missing,
             dealing=lockstep.dealing,
             away=away,
+            relayed=relayed,
         )
 
 

@@ -66,8 +66,15 @@ class GameFileWriter:
 
     @classmethod
     def create(
-        cls, path: Path, table: AgreedTable, seed: bytes, listen_host: str
+        cls,
+        path: Path,
+        table: AgreedTable,
+        seed: bytes,
+        listen_host: str,
+        relay: tuple[str, int] | None = None,
     ) -> GameFileWriter:
+        """`relay`: the lobby whose relay carries the links that cannot be made directly
+        (a resumed game uses it again)."""
         if path.exists():
             raise GameFileError(f"{path} already exists; resume the game from it instead")
         writer = cls(path)
@@ -81,6 +88,7 @@ class GameFileWriter:
                 # from the roster and these (protocol.table)
                 "seed": seed,
                 "listen_host": listen_host,
+                **({} if relay is None else {"relay": list(relay)}),
             }
         )
         writer.sync()
@@ -127,6 +135,7 @@ class GameFile:
     end: dict[str, Any] | None = None  # the last of the ENDINGS records, with its audit
     left: bool = False  # the player left, and no step was played since (docs/gamefile.md)
     whole: int = 0  # bytes up to the end of the last whole record
+    relay: tuple[str, int] | None = None  # the lobby's relay (host, port), if the game used one
 
     @property
     def finished(self) -> bool:
@@ -155,7 +164,10 @@ class GameFile:
             game = cls(
                 path, roster, header["seat"], header["seed"], header["listen_host"], contributions
             )
-        except (KeyError, ValueError) as error:
+            if "relay" in header:
+                host, port = header["relay"]
+                game.relay = (str(host), int(port))
+        except (KeyError, ValueError, TypeError) as error:
             raise GameFileError(f"{path} has a damaged header: {error}") from None
         game.whole = whole
         for record, end in records:

@@ -106,6 +106,7 @@ async def resume_game(
                 terms=None,
                 allow_weak_proofs=True,
                 agreed=saved.table,
+                mesh_options=None if saved.relay is None else {"relay": saved.relay},
             )
             game = PeerGame(
                 reactor,

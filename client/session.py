@@ -54,6 +54,7 @@ class Seat:
     step_deadline: float = 60.0
     abandon_after: float = 300.0
     allow_weak_proofs: bool = False  # accept games dealt without proofs
+    relay: bool = True  # links that cannot be made directly go through the lobby's relay
 
     @classmethod
     def from_args(
@@ -234,6 +235,7 @@ async def agree_on_table(
         own_bots=own_bots,
         derived=derived,
         confirm_gate=confirm_gate,
+        mesh_options={"relay": (seat.lobby_host, seat.lobby_port)} if seat.relay else None,
     )
     agreed = await setup.start()
     for line in table_lines(agreed, setup.warnings):
@@ -257,7 +259,8 @@ def start_game(
     assert agreed is not None
     seed = secrets.token_bytes(32)
     path = game_path(agreed.identity, agreed.seat)
-    gamefile = GameFileWriter.create(path, agreed, seed, peer_host(listener))
+    relay = (seat.lobby_host, seat.lobby_port) if seat.relay else None
+    gamefile = GameFileWriter.create(path, agreed, seed, peer_host(listener), relay)
     game = make_game(
         reactor,
         identity,

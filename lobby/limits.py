@@ -21,6 +21,17 @@ class LobbyLimits:
     stall_seconds: float = 30.0  # a client that stops reading is dropped after this
     close_seconds: float = 5.0  # a dropped client that does not read its error is cut off
     tick_seconds: float = 1.0  # how often expiry runs
+    # The relay (lobby/relay.py): what it holds for the links it splices, and for how long.
+    relay_tables: int = 10000  # tables remembered (the oldest unused is forgotten)
+    relay_table_seconds: float = 12 * 3600.0  # a table unused this long is forgotten
+    relay_tokens_per_table: int = 64  # pair tokens of one table (10 for five seats)
+    relay_links_per_table: int = 40  # connections spliced at once, both ends counted
+    relay_bytes_per_table: int = 256 * 1024 * 1024  # bytes relayed for one table, in all
+    relay_unmatched: int = 1024  # relay connections not spliced (asking, or waiting)
+    relay_unmatched_per_address: int = 64  # ... from one address
+    relay_request_seconds: float = 10.0  # time to send the request
+    relay_wait_seconds: float = 30.0  # a token waits this long for its other end
+    relay_idle_seconds: float = 120.0  # a spliced link silent this long is cut
 
     def __post_init__(self) -> None:
         for name, value in vars(self).items():

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from twisted.internet.defer import Deferred
+from twisted.internet.defer import Deferred, DeferredList
 from twisted.internet.interfaces import IAddress, IHandshakeListener, IReactorTime
 from twisted.internet.protocol import Factory, Protocol, connectionDone
 from twisted.logger import Logger
@@ -22,6 +22,7 @@ from zope.interface import implementer
 
 from client.net import channel_binding
 from lobby.limits import LobbyLimits, TokenBucket
+from lobby.relay import Relay
 from lobby.rooms import ConnId, Drop, Effect, Lobby, Send
 from protocol.messages import (
     LOBBY_EVENT_MAX_FRAME,
@@ -29,6 +30,7 @@ from protocol.messages import (
     LOBBY_REQUESTS,
     Error,
     FrameDecoder,
+    GameStart,
     MessageError,
     encode,
     error_reply,
@@ -144,12 +146,20 @@ class LobbyConnection(Protocol):
 
 
 class LobbyFactory(Factory):
-    """Holds the Lobby state machine and the live connections; applies the Lobby's effects."""
+    """Holds the Lobby state machine and the live connections; applies the Lobby's effects.
+    Each roster it sends introduces a table to the relay."""
 
-    def __init__(self, limits: LobbyLimits, clock: IReactorTime, lobby: Lobby | None = None):
+    def __init__(
+        self,
+        limits: LobbyLimits,
+        clock: IReactorTime,
+        lobby: Lobby | None = None,
+        relay: Relay | None = None,
+    ):
         self.limits = limits
         self.clock = clock
         self.lobby = lobby or Lobby(limits)
+        self.relay = relay or Relay(limits, clock)
         self.connections: dict[ConnId, LobbyConnection] = {}
         self._next_conn = 1
         self._all_gone: list[Deferred[None]] = []
@@ -187,6 +197,8 @@ class LobbyFactory(Factory):
     def apply(self, effects: list[Effect]) -> None:
         for effect in effects:
             if isinstance(effect, Send):
+                if isinstance(effect.message, GameStart):
+                    self.relay.introduce(effect.message)
                 data = frame(encode(effect.message), LOBBY_EVENT_MAX_FRAME)
                 for conn in effect.to:
                     connection = self.connections.get(conn)
@@ -216,6 +228,7 @@ class LobbyFactory(Factory):
                 sentence = f"not reading for {self.limits.stall_seconds:g} seconds"
                 connection.fail(_fatal("write_stalled", sentence))
                 connection.transport.abortConnection()
+        self.relay.tick()
         try:
             effects = self.lobby.expire(now)
         except Exception:
@@ -224,7 +237,8 @@ class LobbyFactory(Factory):
         self.apply(effects)
 
     def close_all(self) -> Deferred[None]:
-        """Abort every connection (the service is stopping); fires when all are gone."""
+        """Abort every connection, the relay's too (the service is stopping); fires when all
+        are gone."""
         gone: Deferred[None] = Deferred()
         if self.connections:
             self._all_gone.append(gone)
@@ -232,7 +246,8 @@ class LobbyFactory(Factory):
             gone.callback(None)
         for connection in list(self.connections.values()):
             connection.transport.abortConnection()
-        return gone
+        relayed = self.relay.close_all()
+        return DeferredList([gone, relayed], consumeErrors=True).addCallback(lambda _: None)
 
 
 def _fatal(code: str, sentence: str) -> Error:

@@ -1,4 +1,5 @@
-"""The lobby as a Twisted service tree: a listener on an endpoint string, and an expiry timer."""
+"""The lobby as a Twisted service tree: a listener on an endpoint string (the lobby's TLS and
+the relay share its port), and an expiry timer."""
 
 from __future__ import annotations
 
@@ -17,6 +18,8 @@ from twisted.python import usage
 from client.net import accept, load_or_create_file, lobby_key_path, version_line
 from lobby.discovery import DISCOVERY_PORT, DiscoveryService, check_lobby_name, default_lobby_name
 from lobby.limits import LobbyLimits
+from lobby.relay import Relay, RelayFactory, SharedPort
+from lobby.rooms import Lobby
 from lobby.server import LobbyFactory
 from protocol.identity import Identity, IdentityError
 
@@ -34,6 +37,7 @@ class LobbyOptions(usage.Options):
     optFlags: ClassVar[list[list[Any]]] = [
         ["quiet", "q", "log only warnings and errors"],
         ["no-discovery", None, "do not answer LAN discovery (bean-client connect with no host)"],
+        ["no-relay", None, "do not relay links between players who cannot reach each other"],
     ]
     optParameters: ClassVar[list[list[Any]]] = [
         ["listen", "l", DEFAULT_LISTEN, "Twisted endpoint to listen on, e.g. tcp:7777 or tcp:0"],
@@ -44,6 +48,20 @@ class LobbyOptions(usage.Options):
         ["idle-seconds", None, _DEFAULTS.idle_seconds, "silence before a drop", int],
         ["rate", None, _DEFAULTS.messages_per_second, "messages/second per client", float],
         ["burst", None, _DEFAULTS.message_burst, "messages a client may send at once", int],
+        [
+            "relay-bytes",
+            None,
+            _DEFAULTS.relay_bytes_per_table,
+            "bytes the relay carries for one table at most",
+            int,
+        ],
+        [
+            "relay-links",
+            None,
+            _DEFAULTS.relay_links_per_table,
+            "connections the relay splices for one table at once (two per link)",
+            int,
+        ],
         ["name", None, None, "the name LAN discovery shows (default: bean-lobby on HOSTNAME)"],
         ["discovery-port", None, DISCOVERY_PORT, "UDP port that LAN discovery answers on", int],
         [
@@ -62,6 +80,7 @@ class LobbyOptions(usage.Options):
 
     def postOptions(self) -> None:
         self["discovery"] = not self["no-discovery"]
+        self["relay"] = not self["no-relay"]
         path = Path(self["key-file"]) if self["key-file"] else lobby_key_path()
         try:
             self["identity"] = load_or_create_file(path)
@@ -88,6 +107,8 @@ def limits_from(options: Mapping[str, Any]) -> LobbyLimits:
         idle_seconds=options["idle-seconds"],
         messages_per_second=options["rate"],
         message_burst=options["burst"],
+        relay_bytes_per_table=options["relay-bytes"],
+        relay_links_per_table=options["relay-links"],
     )
 
 
@@ -95,16 +116,16 @@ class ListeningService(Service):
     """Listens on an endpoint while running. `listening` fires with the port once bound, so
     that a caller can learn the real port of `tcp:0`; it fails if the endpoint cannot bind."""
 
-    def __init__(self, endpoint: IStreamServerEndpoint, factory: LobbyFactory, sealed: Any) -> None:
+    def __init__(self, endpoint: IStreamServerEndpoint, factory: LobbyFactory, front: Any) -> None:
         self.endpoint = endpoint
-        self.factory = factory  # the lobby's own; `sealed` wraps it in TLS
-        self.sealed = sealed
+        self.factory = factory  # the lobby's own; `front` is what listens (TLS, the relay)
+        self.front = front
         self.listening: Deferred[IListeningPort] = Deferred()
         self._port: IListeningPort | None = None
 
     def startService(self) -> None:
         super().startService()
-        bound: Deferred[IListeningPort] = self.endpoint.listen(self.sealed)
+        bound: Deferred[IListeningPort] = self.endpoint.listen(self.front)
 
         def remember(port: IListeningPort) -> IListeningPort:
             self._port = port
@@ -115,6 +136,8 @@ class ListeningService(Service):
     def stopService(self) -> Deferred[Any]:
         super().stopService()
         stopping: list[Deferred[Any]] = [self.factory.close_all()]
+        if isinstance(self.front, SharedPort):
+            stopping.append(self.front.close_all())
         if self._port is not None:
             stopping.append(maybeDeferred(self._port.stopListening))
             self._port = None
@@ -125,36 +148,51 @@ def makeService(
     options: Mapping[str, Any],
     reactor: Any = None,
     clock: IReactorTime | None = None,
+    *,
+    lobby: Lobby | None = None,
+    relay: Relay | None = None,
 ) -> MultiService:
     """The lobby service: `options` as parsed by LobbyOptions (or any mapping with `listen`
     and, optionally, `limits`; `identity`, the lobby's key (without it, a key for this run
-    only); `discovery` true adds LAN discovery, with `name` and `discovery-port`). `clock`
-    drives expiry (tests pass task.Clock)."""
+    only); `discovery` true adds LAN discovery, with `name` and `discovery-port`; `relay`
+    false turns the relay off). `clock` drives expiry (tests pass task.Clock); `lobby` and
+    `relay` replace the lobby's state machine and relay (the tests' hostile lobbies)."""
     if reactor is None:
         from twisted.internet import reactor as global_reactor
 
         reactor = global_reactor
     limits: LobbyLimits = options.get("limits") or LobbyLimits()
     clock = clock or reactor
-    factory = LobbyFactory(limits, clock)
+    relay = relay or Relay(limits, clock, enabled=options.get("relay", True))
+    factory = LobbyFactory(limits, clock, lobby, relay)
     identity: Identity = options.get("identity") or Identity.generate()
-    lobby = MultiService()
-    lobby.setName("bean-lobby")
-    listener = ListeningService(
-        serverFromString(reactor, options.get("listen", DEFAULT_LISTEN)),
-        factory,
+    service = MultiService()
+    service.setName("bean-lobby")
+    front = SharedPort(
         accept(factory, identity, False, reactor),
+        RelayFactory(relay),
+        clock,
+        limits.max_connections,
+        limits.hello_seconds,
+    )
+    listener = ListeningService(
+        serverFromString(reactor, options.get("listen", DEFAULT_LISTEN)), factory, front
     )
     listener.setName("listener")
-    listener.setServiceParent(lobby)
-    timer = TimerService(limits.tick_seconds, factory.tick)
+    listener.setServiceParent(service)
+
+    def tick() -> None:
+        front.tick()
+        factory.tick()
+
+    timer = TimerService(limits.tick_seconds, tick)
     timer.clock = clock
     timer.setName("expiry")
-    timer.setServiceParent(lobby)
+    timer.setServiceParent(service)
     if options.get("discovery"):
         name = options.get("name") or default_lobby_name()
         port = options.get("discovery-port", DISCOVERY_PORT)
         finder = DiscoveryService(reactor, listener.listening, name, port)
         finder.setName("discovery")
-        finder.setServiceParent(lobby)
-    return lobby
+        finder.setServiceParent(service)
+    return service

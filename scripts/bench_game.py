@@ -37,6 +37,7 @@ from client.bots import STRATEGIES, play_local_game, strategy_named
 from protocol.simulate import game_seed
 
 BIN = Path(sys.executable).parent
+ROOT = Path(__file__).resolve().parent.parent
 
 
 def percentile(values: list[float], fraction: float) -> float:
@@ -44,16 +45,36 @@ def percentile(values: list[float], fraction: float) -> float:
     return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))]
 
 
+LOBBY = [str(BIN / "bean-lobby"), "--listen", "tcp:0:interface=127.0.0.1", "--quiet"]
+
+
+def lobby_usage(pid: int) -> dict:
+    """The lobby process's CPU seconds so far and its peak memory (Linux /proc)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    ticks = os.sysconf("SC_CLK_TCK")
+    cpu = (int(fields[11]) + int(fields[12])) / ticks  # utime, stime
+    status = Path(f"/proc/{pid}/status").read_text()
+    peak = re.search(r"VmHWM:\s+(\d+) kB", status)
+    return {
+        "cpu_s": round(cpu, 3),
+        "peak_rss_mb": round(int(peak.group(1)) / 1024, 1) if peak else None,
+    }
+
+
 def run_game(
-    bots: int, proofs: bool, links: str, seed: str, strategy: str
+    bots: int,
+    proofs: bool,
+    links: str,
+    seed: str,
+    strategy: str,
+    lobby_command: list[str] = LOBBY,
+    usage: dict | None = None,
 ) -> tuple[float, list[dict]]:
+    """One whole game; `usage`, if given, gets the lobby's CPU and memory at the end."""
     with tempfile.TemporaryDirectory() as home:
         env = dict(os.environ, XDG_CONFIG_HOME=f"{home}/config", XDG_DATA_HOME=f"{home}/data")
-        lobby = subprocess.Popen(
-            [str(BIN / "bean-lobby"), "--listen", "tcp:0:interface=127.0.0.1", "--quiet"],
-            stdout=subprocess.PIPE,
-            env=env,
-        )
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
+        lobby = subprocess.Popen(lobby_command, stdout=subprocess.PIPE, env=env)
         try:
             assert lobby.stdout is not None
             port = re.search(rb":(\d+)$", lobby.stdout.readline().strip())
@@ -90,6 +111,8 @@ def run_game(
                         break
             outputs = [p.communicate(timeout=900)[0] for p in players]  # reads stderr too
             wall = time.perf_counter() - started
+            if usage is not None:
+                usage.update(lobby_usage(lobby.pid))
         finally:
             lobby.terminate()
             lobby.wait(30)

@@ -7,6 +7,10 @@ network (needs root and iproute2). The same LAN the tests build (tests/netns.py)
     scripts/lan exec p1 bean-client connect
                                           each host has its own identity keys and game files
                                           (~/.local/state/bohnanza-p2p/lan/NAME/HOST)
+    scripts/lan up 4 --isolated           players reach the lobby's host, not each other (as
+                                          on a guest Wi-Fi): their links go through the
+                                          lobby's relay
+    scripts/lan cut p1 p2                 only p1 and p2 cannot reach each other
     scripts/lan add relay                 one more host (a relay, a second lobby)
     scripts/lan relay relay --port 4000 --to 10.213.0.13:4000 --delay 0.2 --reset-chance 0.001
                                           a slow/lossy link on a host (tests/relay.py)
@@ -70,6 +74,8 @@ def up(args: argparse.Namespace) -> int:
         print(f"LAN {args.name!r} is up already:\n{NamespaceLan.find(key).describe()}")
         return 1
     lan = NamespaceLan.create(args.players, subnet=args.subnet, keep=True, key=key)
+    if args.isolated:
+        lan.isolate(lan.players)
     me = "scripts/lan" if args.name == "lan" else f"scripts/lan --name {args.name}"
     print(f"LAN {args.name!r} is up. {lan.describe()}")
     print(
@@ -104,6 +110,14 @@ def exec_on(args: argparse.Namespace) -> int:
     env.update(XDG_CONFIG_HOME=str(files / "config"), XDG_DATA_HOME=str(files / "data"))
     os.execvpe(argv[0], argv, env)
     return 0  # not reached
+
+
+def cut(args: argparse.Namespace) -> int:
+    lan = NamespaceLan.find(key_of(args.name))
+    one, other = lan.host(args.host), lan.host(args.other)
+    lan.cut_pair(one, other)
+    print(f"{one} and {other} cannot reach each other now (until `down`)")
+    return 0
 
 
 def add(args: argparse.Namespace) -> int:
@@ -201,6 +215,12 @@ def main(argv: list[str] | None = None) -> int:
     made = commands.add_parser("up", help="build the LAN")
     made.add_argument("players", type=int, nargs="?", default=3, help="player hosts (3)")
     made.add_argument("--subnet", default=None, help="private IPv4 /24 or larger")
+    made.add_argument(
+        "--isolated", action="store_true", help="players reach the lobby's host, not each other"
+    )
+    parted = commands.add_parser("cut", help="two hosts that cannot reach each other")
+    parted.add_argument("host")
+    parted.add_argument("other")
     commands.add_parser("status", help="hosts and what runs on them")
     run = commands.add_parser("exec", help="run a command on a host")
     run.add_argument("host")
@@ -240,6 +260,7 @@ def main(argv: list[str] | None = None) -> int:
             "status": status,
             "exec": exec_on,
             "add": add,
+            "cut": cut,
             "down": down,
             "clean": clean,
         }[args.command]

@@ -7,6 +7,8 @@ people (`scripts/lan`, which imports this module).
     bot = lan.spawn(lan.players[0], [...])     # any command on a host, output captured
     route = await lan.put_behind_relay(lan.players[2], lobby, 4000, LinkProfile(delay=0.2))
                                                # every link of p3 now crosses a slow relay host
+    lan.isolate(lan.players)                   # they reach the lobby's host, not each other
+    lan.cut_pair(lan.players[0], lan.players[1])   # only those two cannot reach each other
 
 Topology: one bridge in the root namespace with no address of its own; one namespace per host
 (`lobby`, `p1` … `pN`, and any host added later), each joined to the bridge by a veth pair
@@ -323,6 +325,19 @@ class NamespaceLan:
         ]
         ip("-batch", "-", netns=netns, stdin="\n".join(commands) + "\n")
         return host
+
+    def isolate(self, hosts: Sequence[Host]) -> None:
+        """`hosts` reach the others (the lobby's host) but not each other, as on a guest
+        Wi-Fi with client isolation: their bridge ports are isolated (an isolated port
+        forwards only to ports that are not)."""
+        for host in hosts:
+            ip("link", "set", "dev", host.veth, "type", "bridge_slave", "isolated", "on")
+
+    def cut_pair(self, one: Host, other: Host) -> None:
+        """`one` and `other` cannot reach each other (a firewall rejecting each for the
+        other: no route to host); every other pair still can."""
+        for host, far in ((one, other), (other, one)):
+            ip("route", "add", "unreachable", f"{far.address}/32", netns=host.netns)
 
     # -- looking ----------------------------------------------------------------------------
 

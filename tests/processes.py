@@ -45,12 +45,15 @@ def next_line(process: subprocess.Popen[bytes], timeout: float) -> str:
 
 @contextmanager
 def lobby_process(
-    env: dict[str, str], hostile: Sequence[str] = ()
+    env: dict[str, str], hostile: Sequence[str] = (), command: Sequence[str] = ()
 ) -> Iterator[tuple[int, subprocess.Popen[bytes]]]:
     """bean-lobby on a free port of 127.0.0.1, stopped at the end; with `hostile`, the
-    lobby of tests/hostile_lobby.py instead, with those arguments (its mode first). Its port,
+    lobby of tests/hostile_lobby.py instead, with those arguments (its mode first); with
+    `command`, that command (a lobby that says where it listens as bean-lobby does). Its port,
     and the process, for a hostile lobby takes signals and says what it did (`next_line`)."""
-    if hostile:
+    if command:
+        command = list(command)
+    elif hostile:
         command = [sys.executable, "-m", "tests.hostile_lobby", *hostile]
     else:
         command = [str(BIN / "bean-lobby"), "--listen", f"tcp:0:interface={LOCAL}", "--quiet"]

@@ -897,7 +897,7 @@ def test_complete_command_names_by_prefix_even_before_a_game():
     assert texts(None, 0, "") == [
         "plant", "harvest", "buy", "offer", "gift", "counter", "accept", "take", "reject",
         "withdraw",
-        "end", "table", "hand", "beans", "log", "who", "help", "say", "leave",
+        "end", "table", "hand", "beans", "log", "who", "netcheck", "help", "say", "leave",
     ]  # fmt: skip
     assert texts(None, 0, "ha") == ["harvest", "hand"]
     assert texts(None, 0, "p 1") == []

@@ -1,5 +1,5 @@
 """The relock proof on its own: complete, sound on the cheats that matter, bound to context.
-(The shuffle argument has its own tests: tests/test_shuffle_argument.py.)"""
+(The shuffle argument has its own tests: tests/test_deck_shuffle_argument.py.)"""
 
 import pytest
 from hypothesis import given, settings

@@ -10,6 +10,7 @@ from __future__ import annotations
 import ipaddress
 import json
 import os
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -37,6 +38,7 @@ pytestmark = pytest.mark.slow
 PEER_PORT = 4000  # every client listens on this port on all interfaces (as only separate hosts can)
 TABLE = 4  # players in a game
 GAME_SECONDS = 90.0
+RELAYED_GAME_SECONDS = 150.0  # the links wait up to 3 s for a direct dial first
 EARLY_SECONDS = 10.0  # a set-up mistake is reported within this
 # Each way: 20-40 ms, and a reset before any 1 KiB segment with chance 1/200. A link between
 # two of 4 players carries about 300 KB each way in a game; with this seed (relay.LinkSchedule)
@@ -180,6 +182,80 @@ async def test_a_game_completes_with_one_player_behind_a_slow_and_lossy_link(mak
     print(json.dumps({"resets": resets, "links": links, "seconds": results["bot1"].get("game_s")}))
     assert resets >= 1, relayed  # the link really was lost during the game...
     assert links > len(lan.players) - 1, relayed  # ...and bot4's links were opened again
+
+
+def answers(lan: Any, host: Any, address: str) -> bool:
+    """Whether a machine at `address` answers `host` (a closed port's refusal is an answer)."""
+    probe = (
+        "import socket, sys\n"
+        "try:\n"
+        f"    socket.create_connection(({address!r}, 9), timeout=2)\n"
+        "except ConnectionRefusedError:\n"
+        "    sys.exit(0)\n"
+        "except OSError:\n"
+        "    sys.exit(1)\n"
+    )
+    return lan.run(host, [sys.executable, "-c", probe], check=False).returncode == 0
+
+
+@pytest_twisted.ensureDeferred
+async def test_players_who_reach_the_lobby_but_not_each_other_play_through_its_relay(
+    make_lan, tmp_path
+):
+    """Client isolation: every player host reaches the lobby's host and no other player's.
+    Every link goes through the lobby's relay and the game ends agreed, the audit passing."""
+    lan = make_lan(players=TABLE)
+    lan.isolate(lan.players)
+    lobby = await lan.start_lobby()
+    assert not answers(lan, lan.players[0], lan.players[1].address)  # isolated indeed
+    assert answers(lan, lan.players[0], lan.lobby.address)
+    clients = {
+        f"bot{i}": start_bot(lan, host, lobby.endpoint, f"bot{i}", tmp_path)
+        for i, host in enumerate(lan.players, 1)
+    }
+    results = await game_results(clients, RELAYED_GAME_SECONDS)
+    assert_one_agreed_game(results)
+
+
+@pytest_twisted.ensureDeferred
+async def test_one_pair_that_cannot_reach_each_other_is_relayed_and_the_game_ends_agreed(
+    make_lan, tmp_path
+):
+    """Players p1 and p2 reject each other; every other pair links directly. Their one link
+    goes through the lobby's relay and the game ends agreed, the audit passing."""
+    lan = make_lan(players=TABLE)
+    lan.cut_pair(lan.players[0], lan.players[1])
+    lobby = await lan.start_lobby()
+    assert not answers(lan, lan.players[0], lan.players[1].address)
+    assert answers(lan, lan.players[0], lan.players[2].address)
+    clients = {
+        f"bot{i}": start_bot(lan, host, lobby.endpoint, f"bot{i}", tmp_path)
+        for i, host in enumerate(lan.players, 1)
+    }
+    results = await game_results(clients, RELAYED_GAME_SECONDS)
+    assert_one_agreed_game(results)
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_hostile_relay_on_an_isolated_lan_names_nobody(make_lan, tmp_path):
+    """Isolated players, and the lobby's relay cuts the first three links it splices some
+    way in and drops bytes of none: every link is made again through it, and the game ends
+    agreed with the audit passing, nobody named."""
+    lan = make_lan(players=TABLE)
+    lan.isolate(lan.players)
+    relay = lan.spawn_python(
+        lan.lobby, "tests.hostile_relay", "--unreachable", "none", "--misbehave", "cut",
+        "--listen", lan.lobby.address,
+    )  # fmt: skip
+    found = await relay.first_line(rb"bean-lobby listening on (\S+):(\d+)", 20)
+    endpoint = f"{found.group(1).decode()}:{found.group(2).decode()}"
+    clients = {
+        f"bot{i}": start_bot(lan, host, endpoint, f"bot{i}", tmp_path)
+        for i, host in enumerate(lan.players, 1)
+    }
+    results = await game_results(clients, RELAYED_GAME_SECONDS)
+    assert_one_agreed_game(results)
+    assert relay.lines().count("misbehaved cut") == 3, relay.describe()
 
 
 @pytest_twisted.ensureDeferred

@@ -45,6 +45,7 @@ class RecordingMesh:
 
     def __init__(self) -> None:
         self.connected = set(range(1, PLAYERS))
+        self.relayed: set[int] = set()
         self.sent: list[tuple[int, Message]] = []
         self.dropped: list[tuple[int, str]] = []
         self.closed = False

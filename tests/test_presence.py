@@ -68,6 +68,7 @@ class StillMesh:
 
     def __init__(self) -> None:
         self.connected: set[int] = set()
+        self.relayed: set[int] = set()
 
     def send(self, seat: int, message: object) -> bool:
         return seat in self.connected

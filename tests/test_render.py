@@ -25,6 +25,7 @@ from client.screen.render import (
     render_hand,
     render_help,
     render_hints,
+    render_netcheck,
     render_question,
     render_refusal,
     render_room,
@@ -36,6 +37,7 @@ from client.screen.render import (
     render_who,
     show,
     toolbar_proof_warning,
+    toolbar_relayed,
 )
 from protocol.cards import Bean
 from protocol.messages import Member, RoomOptions, RoomState, RoomSummary
@@ -558,6 +560,24 @@ def test_who_lists_everyone_with_key_and_link_then_the_code_and_the_check() -> N
     assert lines[2].endswith("no link")
     assert "Table code 123 456 789 012" in text and "same code" in text
     assert widest(render_who(view, keys, frozenset(), "123 456 789 012")) <= 80
+
+
+def test_who_the_toolbar_and_netcheck_mark_the_links_through_the_lobbys_relay() -> None:
+    from protocol.identity import Identity
+
+    view = view_of(step1(), 0)
+    keys = [Identity.generate().public_key for _ in view.names]
+    both = frozenset({1, 2})
+    text = plain(render_who(view, keys, both, "123 456 789 012", relayed=frozenset({2})))
+    lines = text.split("\n")
+    assert lines[1].endswith(" linked") and lines[2].endswith("linked through the lobby")
+    assert toolbar_relayed(view.names, frozenset()) is None
+    assert toolbar_relayed(view.names, frozenset({2})) == f"Through the lobby: {view.names[2]}"
+    how = ["", "directly", "through the lobby's relay: it refuses links on port 4000"]
+    how += ["no link now"] * (len(view.names) - len(how))
+    shown = plain(render_netcheck(view, how)).split("\n")
+    assert shown[:2] == [f"2 {view.names[1]} directly", f"3 {view.names[2]} {how[2]}"]
+    assert len(shown) == len(view.names) - 1
 
 
 def test_the_table_code_line_says_weak_proofs_and_the_toolbar_too() -> None:

@@ -9,6 +9,7 @@ What it offers (callers outside the package import these from `client.net`):
   the warnings when one changes;
 - `lobby_client`: the lobby's protocol as a client (`LobbyClient`, `parse_lobby_address`);
 - `mesh`: the links between the seats of a game (`Mesh`, `PeerListener`, `LinkLoss`);
+- `relayed`: the ways a link may travel: directly, or through the lobby's relay;
 - `discovery`: finding a lobby on this LAN (`find_lobbies`; `python -m client.net.discovery`);
 - `lan_checks`: the LAN mistakes (a loopback address, a busy port, a firewall) told in words;
 - `faults`: frames dropped, duplicated, held back or delayed on purpose, for the tests;
@@ -52,6 +53,7 @@ from client.net.lobby_client import (
     parse_lobby_address,
 )
 from client.net.mesh import LinkLoss, Mesh, MeshHandler, PeerListener
+from client.net.relayed import relay_answers
 from client.net.remembered import RememberedKeys, changed_player_keys
 from client.net.sealed import accept, channel_binding, dial, peer_key
 from client.net.version import version_line
@@ -93,5 +95,6 @@ __all__ = [
     "lobby_key_path",
     "parse_lobby_address",
     "peer_key",
+    "relay_answers",
     "version_line",
 ]

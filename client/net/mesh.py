@@ -28,7 +28,8 @@ from enum import Enum
 from ipaddress import IPv6Address, IPv6Network, ip_address
 from typing import Any
 
-from twisted.internet.defer import Deferred, DeferredList, succeed
+from twisted.internet import defer
+from twisted.internet.defer import CancelledError, Deferred, DeferredList, succeed
 from twisted.internet.endpoints import HostnameEndpoint, serverFromString
 from twisted.internet.error import ConnectionDone
 from twisted.internet.interfaces import IHandshakeListener, IListeningPort, IPushProducer
@@ -40,6 +41,7 @@ from zope.interface import implementer
 import client.net.sealed as sealed
 from client.net.faults import FrameFaults
 from client.net.lan_checks import PeerRefused, explain_peer_link_failure
+from client.net.relayed import RELAY_AFTER, DirectFirst, NoPath, RelayEndpoint, RelayRefused
 from protocol.cards import MAX_PLAYERS
 from protocol.identity import Identity, fingerprint
 from protocol.messages import PROTOCOL_VERSION, FrameDecoder, GameStart, Message, MessageError
@@ -53,12 +55,18 @@ from protocol.peer_messages import (
     PeerHello,
     TableRefusal,
 )
+from protocol.relay import RelayRole, RelayStatus, relay_token
 from protocol.sealed import describe_key
 
 log = Logger()
 
 UNKNOWN_GAME_WAIT = 15.0  # a peer may dial before this client has read the roster itself
 REDIAL_DELAYS = (0.2, 0.5, 1.0, 2.0, 4.0, 8.0)
+#: While a link travels through the lobby's relay, the dialling seat tries its peer's address
+#: again after these many seconds (the last repeats): a direct link replaces the relayed one.
+DIRECT_AGAIN_DELAYS = (30.0, 60.0, 120.0, 300.0)
+RELAY_WAIT_AGAIN = 0.2  # the relay timed out waiting for the other end: wait there again
+RELAY_RETRY = 30.0  # the relay refused (it does not know the table, is off, or busy)
 HANDSHAKE_TIMEOUT = 10.0
 CLOSE_GRACE = 5.0  # seconds a closing link may take to send what it holds
 #: Bytes this client lets wait for a peer that has stopped reading (written after the link's
@@ -151,6 +159,9 @@ class PeerLink(Protocol):
         self.lost: Deferred[None] = Deferred()  # fires when the connection is gone
         self._timeout: Any = None
         self.unread: int | None = None  # bytes written since the transport paused us, if it did
+        self.relayed = False  # its bytes travel through the lobby's relay
+        self.probe = False  # dialled to find out whether a relayed peer is reachable directly
+        self.waited_for: int | None = None  # the seat this end waited for at the relay
 
     # --- Twisted ---
 
@@ -249,7 +260,9 @@ class PeerLink(Protocol):
 
     def _frame(self, payload: bytes) -> None:
         if self.authenticated:
-            assert self.mesh is not None and self.seat is not None
+            if self.mesh is None:
+                return  # a replaced link: the new one carries on (and catches up)
+            assert self.seat is not None
             if self.mesh.handler.is_copy(self.seat, payload):
                 return
             message = PEER_LINK.decode(payload)
@@ -324,6 +337,14 @@ class PeerLink(Protocol):
         handler hears of a wrong key, and the other side hears only what the handler says
         first on every link (before the hellos, either way)."""
         right = not self.sealed or self.peer_key == mesh.roster.seats[seat].public_key
+        if not right and self.relayed:
+            # Not the roster's doing: the relay (or a seat that took this link's token) put
+            # another machine at the other end. The link fails, and is tried again.
+            self._fail(
+                f"the lobby's relay joined the link to seat {seat} to a machine with "
+                f"{describe_key(self.peer_key)}: link refused"
+            )
+            return True
         if not right:
             mesh.handler.wrong_key(seat, self.peer_key, dialled=seat > mesh.seat)
         self._say_first(mesh)
@@ -410,6 +431,9 @@ class PeerListener(Factory):
         self.pending: dict[PeerLink, str] = {}
         self.cut: set[PeerLink] = set()  # cut for room, their sockets not yet closed
         self.waiting: dict[PeerLink, tuple[PeerHello, Any]] = {}  # hello heard, game unknown
+        #: What accepts a link (sealed, unless benchmarking): a connection to the peer port, or
+        #: one through the lobby's relay that a mesh of this client waited for.
+        self.accepting: Any = self
 
     def listen(self, description: str = "tcp:0") -> Deferred[int]:
         """Start listening (`tcp:0` picks a free port); fires with the port number."""
@@ -417,6 +441,7 @@ class PeerListener(Factory):
         factory: Any = self
         if not sealed.UNSEALED_LINKS_FOR_BENCHMARKS_ONLY:
             factory = sealed.accept(self, self.identity, True, self.reactor)
+        self.accepting = factory
         started: Deferred[Any] = endpoint.listen(factory)
 
         def listening(port: IListeningPort) -> int:
@@ -522,7 +547,12 @@ class Mesh:
         listener: PeerListener,
         redial_delays: Sequence[float] = REDIAL_DELAYS,
         faults: FrameFaults | None = None,
+        relay: tuple[str, int] | None = None,
+        relay_after: float = RELAY_AFTER,
+        direct_again_delays: Sequence[float] = DIRECT_AGAIN_DELAYS,
     ) -> None:
+        """`relay`: the lobby's host and port, whose relay carries a link that cannot be
+        made directly within `relay_after` seconds (None: direct links only)."""
         self.reactor = reactor
         self.identity = identity
         self.roster = roster
@@ -540,6 +570,15 @@ class Mesh:
         #: Links not up yet: dialled (with the attempt to connect) or accepted for this game;
         #: closed with the mesh, like those up (a refusing seat goes on dialling until then).
         self._unproven: dict[PeerLink, Deferred[Any] | None] = {}
+        self.relay = relay
+        self.relay_after = relay_after
+        self.direct_again_delays = direct_again_delays
+        #: The seats before this one: when their link is not up, this seat waits for it at
+        #: the relay too (the timer before it goes, or the connection waiting there).
+        self._relay_waits: dict[int, Any] = {}
+        self._direct_again: dict[int, Any] = {}  # relayed seats after this one: a timer
+        self._direct_tries: dict[int, int] = {}
+        self.why_relayed: dict[int, str] = {}  # seat -> why its link is not direct, in words
         self.started = False
         self.closed = False
 
@@ -550,12 +589,29 @@ class Mesh:
             return
         self.started = True
         self.listener.register(self)
+        for seat in range(self.seat):
+            self._wait_at_relay_later(seat)
         for seat in range(self.seat + 1, len(self.roster.seats)):
             self._dial(seat)
 
     @property
     def connected(self) -> set[int]:
         return set(self.links)
+
+    @property
+    def relayed(self) -> set[int]:
+        """The seats whose link travels through the lobby's relay."""
+        return {seat for seat, link in self.links.items() if link.relayed}
+
+    def how_linked(self, seat: int) -> str:
+        """How this seat reaches `seat`, and why, in words (for `netcheck`)."""
+        link = self.links.get(seat)
+        if link is None:
+            return "no link now"
+        if not link.relayed:
+            return "directly"
+        why = self.why_relayed.get(seat)
+        return "through the lobby's relay" + (f": {why}" if why else "")
 
     def send(self, seat: int, message: Message | bytes) -> bool:
         """A message, or one already encoded, to one seat; False if its link is down."""
@@ -599,10 +655,10 @@ class Mesh:
         self.listener.unregister(self)
         if self.faults is not None:
             self.faults.cancel()
-        for timer in self._redials.values():
-            if timer.active():
-                timer.cancel()
-        self._redials.clear()
+        for timers in (self._redials, self._relay_waits, self._direct_again):
+            for pending in timers.values():
+                cancel(pending)
+            timers.clear()
         links = list(self.links.values())
         for link, connecting in list(self._unproven.items()):
             if link.transport is not None:
@@ -624,13 +680,23 @@ class Mesh:
 
     # --- links ---
 
-    def _dial(self, seat: int) -> None:
-        self._redials.pop(seat, None)
-        if self.closed or seat in self.links:
+    def _dial(self, seat: int, probe: bool = False) -> None:
+        """Dial `seat`: its address first, then the relay (if any); a `probe` dials the
+        address only, while the seat's link is up through the relay."""
+        if probe:
+            self._direct_again.pop(seat, None)
+        else:
+            self._redials.pop(seat, None)
+        current = self.links.get(seat)
+        if self.closed or (current is not None and not (probe and current.relayed)):
             return
         peer = self.roster.seats[seat]
         link = PeerLink(None, self, seat)
-        endpoint: Any = HostnameEndpoint(self.reactor, peer.host, peer.port, timeout=10)
+        link.probe = probe
+        direct = HostnameEndpoint(self.reactor, peer.host, peer.port, timeout=10)
+        relay = None if probe else self._relay_end(seat, RelayRole.DIALS)
+        ways = DirectFirst(self.reactor, direct, relay, self.relay_after)
+        endpoint: Any = ways
         if link.sealed:
             # Any Ed25519 key passes TLS: `handshakeCompleted` compares it with the roster's
             # before this side says anything but its refusals, so that a machine at the wrong
@@ -638,7 +704,85 @@ class Mesh:
             endpoint = sealed.dial(endpoint, self.identity, lambda key: True, self.reactor)
         connecting = endpoint.connect(Factory.forProtocol(lambda: link))
         self._track(link, connecting)
+        connecting.addCallback(lambda _: self._dialled_by(link, ways))
         connecting.addErrback(lambda failure: self._dial_failed(seat, link, failure))
+
+    def _dialled_by(self, link: PeerLink, ways: DirectFirst) -> None:
+        link.relayed = ways.relayed
+        if ways.relayed and link.seat is not None:
+            peer = self.roster.seats[link.seat]
+            error = ways.direct_error or TimeoutError("no answer")
+            problem = explain_peer_link_failure(peer.name, peer.host, peer.port, error)
+            self.why_relayed[link.seat] = str(problem)
+
+    def _relay_end(self, seat: int, role: RelayRole) -> RelayEndpoint | None:
+        if self.relay is None:
+            return None
+        keys = self.roster.seats[seat].public_key, self.identity.public_key
+        token = relay_token(self.roster.game_id, *keys)
+        return RelayEndpoint(self.reactor, self.relay[0], self.relay[1], role, token)
+
+    # --- the relay, from the accepting end ---
+
+    def _wait_at_relay_later(self, seat: int, delay: float | None = None) -> None:
+        """Unless the link from `seat` (which dials this one) is up by then, wait for it at
+        the relay too, in `delay` seconds (by default `relay_after`)."""
+        if self.relay is None or self.closed or seat in self._relay_waits:
+            return
+        delay = self.relay_after if delay is None else delay
+        self._relay_waits[seat] = self.reactor.callLater(delay, self._wait_at_relay, seat)
+
+    def _wait_at_relay(self, seat: int) -> None:
+        self._relay_waits.pop(seat, None)
+        if self.closed or seat in self.links:
+            return
+        endpoint = self._relay_end(seat, RelayRole.ACCEPTS)
+        assert endpoint is not None
+        waiting = endpoint.connect(self.listener.accepting)
+        self._relay_waits[seat] = waiting
+        waiting.addCallbacks(
+            lambda protocol: self._relay_joined(seat, waiting, protocol),
+            lambda failure: self._relay_wait_failed(seat, waiting, failure),
+        )
+
+    def _relay_joined(self, seat: int, waiting: Deferred[Any], protocol: Any) -> None:
+        if self._relay_waits.get(seat) is waiting:
+            del self._relay_waits[seat]
+        link = getattr(protocol, "wrappedProtocol", protocol)
+        if not isinstance(link, PeerLink):
+            return
+        link.relayed = True
+        link.waited_for = seat
+        name = self.roster.seats[seat].name
+        self.why_relayed[seat] = (
+            f"{name}'s machine did not reach this one directly within {self.relay_after:g} s "
+            f"(a firewall here, client isolation, or another network): {name} came through "
+            "the lobby's relay"
+        )
+        link.lost.addCallback(lambda _: self._relay_link_ended(seat))
+
+    def _relay_link_ended(self, seat: int) -> None:
+        """A link that came through the relay is gone: wait there again unless a link
+        from `seat` is up (a replacing one; a current link's loss says so itself)."""
+        if seat not in self.links:
+            self._wait_at_relay_later(seat)
+
+    def _relay_wait_failed(self, seat: int, waiting: Deferred[Any], failure: Failure) -> None:
+        if self._relay_waits.get(seat) is waiting:
+            del self._relay_waits[seat]
+        if failure.check(CancelledError) or self.closed:
+            return
+        status = failure.value.status if failure.check(RelayRefused) else None
+        if status == RelayStatus.TIMED_OUT:
+            delay = RELAY_WAIT_AGAIN  # the other end has not come yet: wait again at once
+        elif status in (RelayStatus.UNKNOWN, RelayStatus.OFF, RelayStatus.BUSY):
+            delay = RELAY_RETRY  # the relay will not help for a while, if ever
+        else:
+            delay = self.relay_after
+        self._wait_at_relay_later(seat, delay)
+
+    def _stop_waiting_at_relay(self, seat: int) -> None:
+        cancel(self._relay_waits.pop(seat, None))
 
     def _track(self, link: PeerLink, connecting: Deferred[Any] | None = None) -> None:
         self._unproven[link] = connecting
@@ -648,12 +792,30 @@ class Mesh:
         self._unproven.pop(link, None)
         if self.closed:
             return
+        if link.probe:  # the relayed link carries on; the address is tried again later
+            self._try_direct_later(seat)
+            return
         peer = self.roster.seats[seat]
-        problem = explain_peer_link_failure(peer.name, peer.host, peer.port, failure.value)
+        error = failure.value
+        direct = error.direct if isinstance(error, NoPath) else error
+        problem = explain_peer_link_failure(peer.name, peer.host, peer.port, direct)
         refused = isinstance(problem, PeerRefused)
         loss = LinkLoss.NOT_LISTENING if refused else LinkLoss.UNREACHABLE
-        self.handler.link_down(seat, str(problem), loss)
+        words = str(problem)
+        if isinstance(error, NoPath) and error.relayed is not None:
+            words += f" Through the lobby's relay neither: {relay_words(error.relayed)}."
+        self.handler.link_down(seat, words, loss)
         self._schedule_redial(seat)
+
+    def _try_direct_later(self, seat: int) -> None:
+        """The link to `seat` (after this one) is up through the relay: try its address
+        again later, less often each time."""
+        if self.closed or seat in self._direct_again:
+            return
+        tries = self._direct_tries.get(seat, 0)
+        self._direct_tries[seat] = tries + 1
+        delay = self.direct_again_delays[min(tries, len(self.direct_again_delays) - 1)]
+        self._direct_again[seat] = self.reactor.callLater(delay, self._dial, seat, True)
 
     def _schedule_redial(self, seat: int) -> None:
         if self.closed or seat <= self.seat or seat in self._redials:
@@ -675,6 +837,15 @@ class Mesh:
         if old is not None and old is not link:
             old.mesh = None  # a replaced link's loss is not news
             old.close()
+        if not link.relayed:
+            self._stop_waiting_at_relay(link.seat)
+            self._direct_tries.pop(link.seat, None)
+        elif link.seat > self.seat:
+            self._try_direct_later(link.seat)
+        elif link.waited_for is not None and link.waited_for != link.seat:
+            # The relay joined the end this seat held for one peer to another's link (it
+            # proved its key, so it stands): the first peer is waited for again.
+            self._relay_link_ended(link.waited_for)
         self.handler.link_up(link.seat)
 
     def _link_lost(self, link: PeerLink, reason: str, loss: LinkLoss) -> None:
@@ -684,7 +855,27 @@ class Mesh:
             return
         if self.links.get(link.seat) is link:
             del self.links[link.seat]
+        elif link.probe and link.seat in self.links:
+            self._try_direct_later(link.seat)  # the relayed link carries on
+            return
         elif link.authenticated or link.seat <= self.seat:
             return  # a replaced link, or an accepted one that never proved itself
+        if link.seat < self.seat:
+            self._wait_at_relay_later(link.seat)
         self.handler.link_down(link.seat, reason, loss)
         self._schedule_redial(link.seat)
+
+
+def cancel(pending: Any) -> None:
+    """Cancel a timer or a Deferred, if there is one and it has not run."""
+    if isinstance(pending, Deferred) or (pending is not None and pending.active()):
+        pending.cancel()
+
+
+def relay_words(error: BaseException) -> str:
+    """Why the relay did not carry a link, in words."""
+    if isinstance(error, RelayRefused):
+        return str(error)
+    if isinstance(error, CancelledError | TimeoutError | defer.TimeoutError):
+        return "the lobby's relay did not answer in time"
+    return f"the lobby could not be reached ({type(error).__name__}: {str(error)[:80]})"

@@ -81,6 +81,7 @@ class View(StrEnum):
     HELP = "help"
     WHO = "who"
     BEANS = "beans"
+    NETCHECK = "netcheck"
 
 
 @dataclass(frozen=True)
@@ -1190,6 +1191,14 @@ GAME_COMMANDS: tuple[Command[GameHandler], ...] = (
         "Who is at the table: keys, links, and the table code to compare.",
         ("who",),
         _show(View.WHO),
+    ),
+    Command(
+        "netcheck",
+        ("net",),
+        "netcheck",
+        "How you reach each player: directly, or through the lobby's relay, and why.",
+        ("netcheck",),
+        _show(View.NETCHECK),
     ),
     Command(
         "help", ("?",), "help [COMMAND]", "List the commands, or explain one.", ("? offer",), _help

@@ -44,6 +44,7 @@ from client.net import (
     find_lobbies,
     load_or_create,
     parse_lobby_address,
+    relay_answers,
 )
 from client.resume import how_far
 from client.screen.commands import CommandError
@@ -56,6 +57,7 @@ from client.screen.lobby_commands import (
     LobbyJoin,
     LobbyLeave,
     LobbyListRooms,
+    LobbyNetcheck,
     LobbyQuickMatch,
     LobbyQuit,
     LobbyReady,
@@ -437,12 +439,24 @@ class LobbyScreen(LobbyListener):
                     self._error("you are not in a room; rooms lists them, quick SEATS finds one")
                 else:
                     self._show_room(lobby.room)
+            case LobbyNetcheck():
+                await self._netcheck(lobby)
             case LobbyAddBot(strategy):
                 self._add_bot(lobby, strategy)
             case LobbyRemoveBot(name):
                 await self._remove_bot(lobby, name)
             case LobbySay(text):
                 await lobby.chat(text)  # it comes back as chat, in order
+
+    async def _netcheck(self, lobby: LobbyClient) -> None:
+        assert self.address is not None and lobby.welcome is not None
+        assert self.listener.port is not None
+        seen, port = lobby.welcome.host, self.listener.port.getHost().port
+        self.terminal.say(
+            f"The lobby sees you at {seen}: other players dial you there, at port {port}; "
+            "where they cannot, your link goes through the lobby if it relays."
+        )
+        self.terminal.say(await relay_answers(self.reactor, *self.address))
 
     async def _quick_match(self, lobby: LobbyClient, seats: int, options: RoomOptions) -> None:
         self._entered(await lobby.quick_match(seats, options), ready=True)

@@ -74,6 +74,11 @@ class LobbyWho:
 
 
 @dataclass(frozen=True)
+class LobbyNetcheck:
+    """How this client is reached: the lobby's relay, the address the lobby sees."""
+
+
+@dataclass(frozen=True)
 class LobbySay:
     text: str
 
@@ -128,6 +133,7 @@ LobbyRequest = (
     | LobbyReady
     | LobbyLeave
     | LobbyWho
+    | LobbyNetcheck
     | LobbySay
     | LobbyConnect
     | LobbyAddBot
@@ -331,6 +337,16 @@ LOBBY_COMMANDS: tuple[Command[LobbyHandler], ...] = (
         "Who is in the room, who is ready, and which are bots.",
         ("who",),
         _lobby_plain(LobbyWho()),
+    ),
+    Command(
+        "netcheck",
+        ("net",),
+        "netcheck",
+        "How other players reach you: the address the lobby sees, your peer port, and "
+        "whether the lobby relays the links of players who cannot reach each other (in a "
+        "game, netcheck says how each player is reached).",
+        ("netcheck",),
+        _lobby_plain(LobbyNetcheck()),
     ),
     Command(
         "say",

@@ -41,6 +41,7 @@ from client.screen.render import (
     action_phrase,
     bean_rows,
     consequences,
+    link_words,
     offer_heading,
     offer_terms,
     options_words,
@@ -376,10 +377,11 @@ class PlainLooks:
         away: frozenset[int],
         code: str,
         labels: Sequence[str],
+        relayed: frozenset[int] = frozenset(),
     ) -> FormattedText:
         lines = []
         for seat, name in enumerate(view.names):
-            link = "you" if seat == view.seat else _link_words(seat, connected, away)
+            link = "you" if seat == view.seat else link_words(seat, connected, away, relayed)
             label = f", {labels[seat]}" if labels[seat] else ""
             lines.append(
                 f"who, seat {seat + 1}: {name}, key {fingerprint(keys[seat])}, {link}{label}"
@@ -387,18 +389,21 @@ class PlainLooks:
         lines.append(f"table code: {code}. {CHECK_CODE}")
         return lines_of(lines)
 
+    def netcheck(self, view: PlayerView, how: Sequence[str]) -> FormattedText:
+        return lines_of(
+            [
+                f"netcheck, seat {seat + 1}: {name}, {how[seat]}"
+                for seat, name in enumerate(view.names)
+                if seat != view.seat
+            ]
+        )
+
     def help(self, topic: str | None, lobby: bool = False) -> FormattedText:
         lines = to_plain_text(render_help(topic, lobby, UNWRAPPED)).splitlines()
         return lines_of([f"help: {line.strip()}" for line in lines if line.strip()])
 
     def story(self, story: GameStory, names: Sequence[str], me: int) -> FormattedText:
         return lines_of(story_lines(story, names, me))
-
-
-def _link_words(seat: int, connected: frozenset[int], away: frozenset[int]) -> str:
-    if seat in connected:
-        return "linked"
-    return "away" if seat in away else "no link"
 
 
 def status_words(view: PlayerView, away: frozenset[int]) -> str:

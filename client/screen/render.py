@@ -563,14 +563,15 @@ def render_who(
     away: frozenset[int] = frozenset(),
     labels: Sequence[str] = (),
     width: int = WIDTH,
+    relayed: frozenset[int] = frozenset(),
 ) -> FormattedText:
     """Everyone at the table: name, key fingerprint, whether this seat's link to them is up
-    (or they are away: their link dropped), what is known of a bot (`labels`, by seat); then
-    the table code, with the line asking the table to compare it."""
+    (directly, or through the lobby's relay: `relayed`), or they are away (their link
+    dropped), what is known of a bot (`labels`, by seat); then the table code, with the line
+    asking the table to compare it."""
     lines: list[Cell] = []
     for seat, name in enumerate(view.names):
-        link = "you" if seat == view.seat else ("linked" if seat in connected else "no link")
-        link = "away" if seat in away else link
+        link = "you" if seat == view.seat else link_words(seat, connected, away, relayed)
         label = f" {labels[seat]}" if seat < len(labels) and labels[seat] else ""
         cells: list[Cell] = [
             [("class:active", f"{seat + 1} {name}")],
@@ -580,6 +581,34 @@ def render_who(
         lines += _flow(cells + ([[("class:muted", label)]] if label else []), width)
     lines.append([("class:title", "Table code "), ("class:active", code)])
     lines += _paragraph(CHECK_CODE, width)
+    return _lines(lines)
+
+
+def link_words(
+    seat: int, connected: frozenset[int], away: frozenset[int], relayed: frozenset[int]
+) -> str:
+    """How this seat's link to `seat` stands, in a few words."""
+    if seat in away:
+        return "away"
+    if seat not in connected:
+        return "no link"
+    return "linked through the lobby" if seat in relayed else "linked"
+
+
+def toolbar_relayed(names: Sequence[str], relayed: frozenset[int]) -> str | None:
+    """The toolbar's line naming the players reached through the lobby's relay (None: all
+    directly)."""
+    if not relayed:
+        return None
+    return "Through the lobby: " + join_words([names[seat] for seat in sorted(relayed)])
+
+
+def render_netcheck(view: PlayerView, how: Sequence[str], width: int = WIDTH) -> FormattedText:
+    """How this seat reaches each other player (`how`, by seat), and why."""
+    lines: list[Cell] = []
+    for seat, name in enumerate(view.names):
+        if seat != view.seat:
+            lines += _flow([[("class:active", f"{seat + 1} {name}")], [("", how[seat])]], width)
     return _lines(lines)
 
 

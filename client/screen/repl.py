@@ -70,6 +70,7 @@ from client.screen.render import (
     render_event,
     render_hand,
     render_help,
+    render_netcheck,
     render_question,
     render_refusal,
     render_table,
@@ -80,6 +81,7 @@ from client.screen.render import (
     rewrap,
     show,
     toolbar_proof_warning,
+    toolbar_relayed,
 )
 from client.screen.story import render_story
 from client.session import (
@@ -334,8 +336,12 @@ class RichLooks:
         away: frozenset[int],
         code: str,
         labels: Sequence[str],
+        relayed: frozenset[int] = frozenset(),
     ) -> FormattedText:
-        return render_who(view, keys, connected, code, away, labels, self.width())
+        return render_who(view, keys, connected, code, away, labels, self.width(), relayed)
+
+    def netcheck(self, view: PlayerView, how: Sequence[str]) -> FormattedText:
+        return render_netcheck(view, how, self.width())
 
     def help(self, topic: str | None, lobby: bool = False) -> FormattedText:
         return render_help(topic, lobby, self.width())
@@ -574,6 +580,9 @@ class GameScreen:
         if game.view.away:  # on top, as the line below: the last stays whom the game waits for
             away = join_words([game.names[seat] for seat in sorted(game.view.away)])
             toolbar = FormattedText([("class:error", f"Away: {away}"), ("", "\n"), *toolbar])
+        relayed = toolbar_relayed(game.names, game.view.relayed & game.view.connected)
+        if relayed is not None:
+            toolbar = FormattedText([("class:hint", relayed), ("", "\n"), *toolbar])
         weak = toolbar_proof_warning(game.roster.options.proofs)
         if weak is not None:
             toolbar = FormattedText([("class:error", weak), ("", "\n"), *toolbar])
@@ -722,7 +731,12 @@ class GameScreen:
             keys = [member.public_key for member in seats]
             labels = [bot_label(s.name, s.public_key, self.own_bots) for s in seats]
             snapshot = game.view
-            show(looks.who(view, keys, snapshot.connected, snapshot.away, game.table.code, labels))
+            code = game.table.code
+            relayed = snapshot.relayed
+            show(looks.who(view, keys, snapshot.connected, snapshot.away, code, labels, relayed))
+        elif command.view is View.NETCHECK:
+            how = [game.mesh.how_linked(seat) for seat in range(len(view.names))]
+            show(looks.netcheck(view, how))
         elif command.view is View.HAND:
             show(looks.hand(view))
         elif command.view is View.BEANS:
