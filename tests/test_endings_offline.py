@@ -26,6 +26,7 @@ from pathlib import Path
 import pytest
 
 from client.gamefile import GameFile
+from client.screen.story import WIDTH, YOU
 from tests.processes import (
     BIN,
     client_arguments,
@@ -306,7 +307,8 @@ def plain_harvests(line: str) -> tuple[dict[str, tuple[int, int, int]], int]:
 def test_the_summary_on_the_screen_and_in_plain_lines_tells_the_same_harvests(ending_files):
     """Full screen (as at the end of a game) and plain lines (plain mode), from the same real
     game: every bean the screen shows is the plain lines' total of its paying harvests, the
-    beans it has no room for are counted, and the cards sold for nothing are the same. The
+    beans it has no room for are counted, and the cards sold for nothing are the same (the
+    screen says them after every bean that paid, where they fit in the line). The
     file's seat is named, never "you": whoever reads the file may be someone else."""
     path, env = ending_files["end"][0]
     names = [seat.name for seat in GameFile.read(path).roster.seats]
@@ -324,8 +326,11 @@ def test_the_summary_on_the_screen_and_in_plain_lines_tells_the_same_harvests(en
         assert shown <= told, (shown_line, plain_line)
         more = re.search(r"(\d+) (?:more )?beans? paid", shown_line)
         assert sum(shown.values()) + (int(more.group(1)) if more else 0) == len(told), shown_line
-        if shown_nothing is not None or not more:
-            assert (shown_nothing or 0) == nothing, (shown_line, plain_line)
+        if shown_nothing is not None:
+            assert shown_nothing == nothing, (shown_line, plain_line)
+        elif not more and nothing:  # every bean shown: the cards sold for nothing did not fit
+            said = f"; {nothing} more card{'' if nothing == 1 else 's'} sold for nothing"
+            assert len(shown_line + said) > WIDTH - len(YOU), (shown_line, plain_line)
 
 
 @pytest.mark.slow
