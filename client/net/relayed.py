@@ -22,6 +22,7 @@ from twisted.internet.protocol import Factory, Protocol, connectionDone
 from twisted.python.failure import Failure
 from zope.interface import implementer
 
+from client.net.lan_checks import explain_lobby_error
 from protocol.relay import (
     ANSWER_BYTES,
     STATUS_WORDS,
@@ -257,6 +258,7 @@ async def relay_answers(reactor: Any, host: str, port: int) -> str:
             return f"{where} relays, but is at its relay budget now."
         return f"{where} did not answer as a relay does (an older bean-lobby?): {refused}."
     except Exception as error:
-        return f"{where} could not be asked whether it relays ({type(error).__name__}: {error})."
+        problem = explain_lobby_error(error, host, port)
+        return f"{where} could not be asked whether it relays: {problem}"
     protocol.transport.abortConnection()  # a relay never joins a token no table has
     return f"{where} joined a link nobody asked for: it is not a bean-lobby relay."
