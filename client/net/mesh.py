@@ -656,7 +656,7 @@ class Mesh:
         if self.faults is not None:
             self.faults.cancel()
         for timers in (self._redials, self._relay_waits, self._direct_again):
-            for pending in timers.values():
+            for pending in list(timers.values()):  # a cancelled dial may forget itself
                 cancel(pending)
             timers.clear()
         links = list(self.links.values())
