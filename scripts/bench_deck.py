@@ -41,7 +41,7 @@ import msgpack
 
 from protocol.deck import (
     DEFERRED_CHECKS,
-    ED25519,
+    RISTRETTO255,
     DeckConfig,
     DeckMessage,
     DeckPlayer,
@@ -84,9 +84,9 @@ def pool(kind: str) -> Iterator[Executor | None]:
     """A fresh, warmed-up pool, shut down (workers reaped) on exit."""
     executor = make_pool(kind)
     if executor is not None:
-        points = [ED25519.generator()] * 16
-        scalar = ED25519.scalar_from_wide(secrets.token_bytes(64))
-        multiply_all(executor, ED25519, [(scalar, p) for p in points])
+        points = [RISTRETTO255.generator()] * 16
+        scalar = RISTRETTO255.scalar_from_wide(secrets.token_bytes(64))
+        multiply_all(executor, RISTRETTO255, [(scalar, p) for p in points])
     try:
         yield executor
     finally:
@@ -241,7 +241,7 @@ def report_audits(summary: dict[str, object]) -> None:
 
 def raw_costs(samples: int = 7, batch: int = 400) -> tuple[float, float]:
     """Median seconds per variable-base and per base-point multiplication, on one core."""
-    group = ED25519
+    group = RISTRETTO255
     point = group.generator()
     scalar = group.scalar_from_wide(secrets.token_bytes(64))
     var, base = [], []
@@ -270,7 +270,7 @@ def main() -> None:
     parser.add_argument("--pool", choices=("auto", "thread", "process", "none"), default="auto")
     parser.add_argument("--audit-only", action="store_true", help="only the audit figures")
     args = parser.parse_args()
-    bits = min(soundness_bits(ED25519, size) for size in DECK_SIZE.values())
+    bits = min(soundness_bits(RISTRETTO255, size) for size in DECK_SIZE.values())
     summary: dict[str, object] = {"cores": os.cpu_count(), "soundness_bits": bits}
     print(f"shuffle proofs: a false shuffle passes with probability at most 2^-{bits}")
     if args.audit_only:

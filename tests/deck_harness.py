@@ -18,7 +18,7 @@ import msgpack
 
 from protocol.deck import DeckConfig, DeckPlayer, Opening, audit, decode_message
 from protocol.deck.errors import AuditError, DeckError, WireError
-from protocol.deck.group import ED25519, Point, Scalar
+from protocol.deck.group import RISTRETTO255, Point, Scalar
 from protocol.deck.messages import DeckMessage, EpochMessage, Keys, Relock, Shuffle
 from protocol.deck.public import EpochState
 from protocol.deck.shuffle_argument import Statement, prove_shuffle, shuffle_context
@@ -256,7 +256,7 @@ def rewrite_kind(kind: str, change: Callable[[dict[str, Any]], None]) -> Tamper:
 
 # Cheating players --------------------------------------------------------------------------------
 
-GROUP = ED25519
+GROUP = RISTRETTO255
 
 
 def fixed_scalar(label: str) -> Scalar:

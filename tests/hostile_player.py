@@ -84,7 +84,7 @@ from twisted.internet.task import LoopingCall
 from client.game import PeerGame
 from client.gamefile import ENDINGS, GameFile, game_path
 from protocol.blame import ForkedState
-from protocol.deck import ED25519
+from protocol.deck import RISTRETTO255
 from protocol.ending import mask_of
 from protocol.messages import encode
 from protocol.peer_messages import (
@@ -548,7 +548,7 @@ class HostileGame(PeerGame):
             made = honest(state, round_)
             points = list(made.deck)
             for position in range(0, len(points), 4):
-                points[position] = ED25519.hash_to_point(
+                points[position] = RISTRETTO255.hash_to_point(
                     hashlib.sha512(secrets.token_bytes(32)).digest()
                 )
             say(spoiled_shuffle=state.epoch)

@@ -55,7 +55,7 @@ def test_the_quick_audit_runs_no_costly_public_check_again(monkeypatch):
     for name in ("check_shuffle", "check_dleq_slots", "find_invalid"):
         monkeypatch.setattr(deck_public, name, boom)  # both proofs, validating points
     monkeypatch.setattr(deck_public.PublicDeck, "decode", boom)  # opening cards to all
-    monkeypatch.setattr(deck_public.ED25519, "validate", boom)
+    monkeypatch.setattr(deck_public.RISTRETTO255, "validate", boom)
     table.audit(checked_live=True)
     with pytest.raises(_Boom):  # the full audit does run them
         table.audit()

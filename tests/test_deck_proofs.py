@@ -5,13 +5,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from protocol.deck.group import ED25519, ED25519_ORDER, Scalar
+from protocol.deck.group import GROUP_ORDER, RISTRETTO255, Scalar
 from protocol.deck.proofs import check_dleq_slots, dleq_statement, prove_dleq_slots, relock_context
 from protocol.deck.public import card_point
 from protocol.kdf import Stream
 
 GAME = b"proof test game!"
-G = ED25519
+G = RISTRETTO255
 
 
 def scalar_from(stream: Stream) -> Scalar:
@@ -63,8 +63,8 @@ def test_dleq_refuses_unreduced_scalars_in_the_proof(half):
     public_key, (slot, locked, lock, relocked, proof) = dleq_case(Stream(bytes(32), "unreduced"))
     c, z = int.from_bytes(proof[:32], "little"), int.from_bytes(proof[32:], "little")
     if half == "challenge":
-        c += ED25519_ORDER
+        c += GROUP_ORDER
     else:
-        z += ED25519_ORDER
+        z += GROUP_ORDER
     bad = c.to_bytes(32, "little") + z.to_bytes(32, "little")
     assert check_dleq_slots(G, RELOCK, public_key, [(slot, locked, lock, relocked, bad)], 0) == slot

@@ -5,7 +5,7 @@ import itertools
 from collections import Counter
 
 import protocol.deck.secrets as deck_secrets
-from protocol.deck import ED25519
+from protocol.deck import RISTRETTO255
 from protocol.deck.secrets import SeatSecrets, seed_commitment
 from tests.deck_harness import Blamed, Table, flip, rewrite_kind, slot_key
 
@@ -14,7 +14,7 @@ GAME = b"secrets test gm!"
 
 
 def secrets_for(game: bytes = GAME, seat: int = 1, seed: bytes = SEED) -> SeatSecrets:
-    return SeatSecrets(ED25519, game, seat, seed)
+    return SeatSecrets(RISTRETTO255, game, seat, seed)
 
 
 def test_every_purpose_position_and_epoch_gets_its_own_key():

@@ -18,13 +18,13 @@ from hypothesis import strategies as st
 
 from protocol.deck import shuffle_argument as sa
 from protocol.deck.errors import ProofError
-from protocol.deck.group import ED25519, Point, Scalar
+from protocol.deck.group import RISTRETTO255, Point, Scalar
 from protocol.deck.public import card_points
 from protocol.deck.secrets import SeatSecrets
 from protocol.kdf import Stream
 from tests.test_group import BAD_POINTS
 
-GROUP = ED25519
+GROUP = RISTRETTO255
 Q = GROUP.order
 G = GROUP.generator()
 GAME = b"shuffle-arg game"

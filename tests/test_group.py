@@ -1,19 +1,18 @@
-"""The group under the deck: facts about libsodium we rely on, and the Group interface.
+"""The group under the deck: facts about rbcl's libsodium we rely on, and the Group interface.
 
-Each libsodium fact the deck depends on (CRYPTO.md P1, P4, P5, P6, P7) is proved here against the
+Each library fact the deck depends on (CRYPTO.md P1, P4, P5, P6, P7) is proved here against the
 installed library, so an upgrade that changes one fails a test instead of the deck.
 """
 
-import nacl.bindings as sodium
 import pytest
+import rbcl
 from hypothesis import given
 from hypothesis import strategies as st
-from nacl.exceptions import CryptoError
 
-from protocol.deck.group import ED25519, ED25519_ORDER, InvalidPoint, InvalidScalar, Scalar
+from protocol.deck.group import GROUP_ORDER, RISTRETTO255, InvalidPoint, InvalidScalar, Scalar
 from protocol.deck.public import card_point, card_points
 
-L = ED25519_ORDER
+L = GROUP_ORDER
 P = 2**255 - 19
 GAME = b"group test game!"
 
@@ -22,100 +21,103 @@ def enc(value: int) -> bytes:
     return value.to_bytes(32, "little")
 
 
-IDENTITY = enc(1)  # y = 1, x = 0
-NEGATIVE_ZERO_IDENTITY = enc(1 | 1 << 255)  # the identity with the sign bit of x set
-ORDER_2 = enc(P - 1)
-ORDER_4 = enc(0)
-ORDER_8 = bytes.fromhex("c7176a703d4dd84fba3c0b760d10670f2a2053fa2c39ccc64ec7fd7792ac037a")
-OFF_CURVE = enc(2)  # no x satisfies the curve equation for y = 2
-ON_CURVE_MIXED = enc(3)  # on the curve, but not in the prime-order subgroup
-NON_CANONICAL = enc(P + 3)  # y = 3 + p, the non-canonical twin of ON_CURVE_MIXED
-G = ED25519.generator()
-MIXED = sodium.crypto_core_ed25519_add(G, ORDER_8)  # G plus a torsion component
+def with_bit_255(point: bytes) -> bytes:
+    return point[:31] + bytes([point[31] | 0x80])
 
+
+IDENTITY = bytes(32)
+G = RISTRETTO255.generator()
+
+# Bad encodings from RFC 9496, appendix A.2, and the two libsodium lets through.
 BAD_POINTS = {
     "identity": IDENTITY,
-    "negative-zero identity": NEGATIVE_ZERO_IDENTITY,
-    "order 2": ORDER_2,
-    "order 4": ORDER_4,
-    "order 8": ORDER_8,
-    "mixed order": MIXED,
-    "on-curve mixed order": ON_CURVE_MIXED,
-    "non-canonical": NON_CANONICAL,
-    "off-curve": OFF_CURVE,
+    "identity with bit 255": with_bit_255(IDENTITY),  # libsodium decodes it as the identity
+    "generator with bit 255": with_bit_255(G),  # libsodium decodes it as G: a second encoding
+    "non-canonical": enc(P),  # the field element 0, written as p
+    "non-canonical large": enc(2**255 - 1),
+    "negative": enc(1),  # s must be even ("non-negative")
+    "non-square": bytes.fromhex("26948d35ca62e643e26a83177332e6b6afeb9d08e4268b650f1f5bbd8d81d371"),
+    "s = -1": enc(P - 1),
+    "edwards25519 point of order 8": bytes.fromhex(
+        "c7176a703d4dd84fba3c0b760d10670f2a2053fa2c39ccc64ec7fd7792ac037a"
+    ),
     "short": G[:31],
 }
 
 scalars = st.integers(min_value=1, max_value=L - 1).map(lambda v: Scalar(enc(v)))
 
 
-def add_times(point: bytes, times: int) -> bytes:
-    total = point
-    for _ in range(times - 1):
-        total = sodium.crypto_core_ed25519_add(total, point)
-    return total
+@pytest.mark.parametrize("name", [n for n in BAD_POINTS if "bit 255" not in n and n != "short"])
+def test_libsodium_refuses_every_bad_encoding_but_the_identity_in_its_check(name):
+    valid = rbcl.crypto_core_ristretto255_is_valid_point(BAD_POINTS[name])
+    assert valid == (name == "identity")
+    with pytest.raises(RuntimeError):
+        rbcl.crypto_scalarmult_ristretto255(enc(5), BAD_POINTS[name])
 
 
-def test_the_torsion_constants_have_the_orders_claimed():
-    assert add_times(ORDER_2, 2) == IDENTITY
-    assert add_times(ORDER_4, 2) != IDENTITY and add_times(ORDER_4, 4) == IDENTITY
-    assert add_times(ORDER_8, 4) != IDENTITY and add_times(ORDER_8, 8) == IDENTITY
-
-
-@pytest.mark.parametrize("name", [name for name in BAD_POINTS if name != "short"])
-def test_noclamp_multiplication_refuses_every_bad_point(name):
-    with pytest.raises(CryptoError):
-        sodium.crypto_scalarmult_ed25519_noclamp(enc(5), BAD_POINTS[name])
-    assert not sodium.crypto_core_ed25519_is_valid_point(BAD_POINTS[name])
-
-
-def test_noclamp_multiplication_refuses_zero_and_identity_results():
-    with pytest.raises(CryptoError):
-        sodium.crypto_scalarmult_ed25519_noclamp(enc(0), G)
-    with pytest.raises(CryptoError):
-        sodium.crypto_scalarmult_ed25519_noclamp(enc(L), G)  # L·G is the identity
-    with pytest.raises(CryptoError):
-        sodium.crypto_scalarmult_ed25519_base_noclamp(enc(L))
-
-
-def test_noclamp_multiplication_drops_bit_255_of_the_scalar():
-    # P5: a key with bit 255 set acts as the key without it, so keys are reduced first and a
-    # received key must be canonical (below L) to be accepted.
-    k = 123456789
-    assert sodium.crypto_scalarmult_ed25519_noclamp(
-        enc(k | 1 << 255), G
-    ) == sodium.crypto_scalarmult_ed25519_noclamp(enc(k), G)
-
-
-@pytest.mark.parametrize(
-    "name", ["order 2", "order 8", "mixed order", "non-canonical", "negative-zero identity"]
-)
-def test_core_add_and_sub_check_nothing_so_only_validated_points_may_enter(name):
-    # P4: add/sub accept small-order, mixed-order and non-canonical inputs without complaint.
-    bad = BAD_POINTS[name]
-    total = sodium.crypto_core_ed25519_add(G, bad)
-    difference = sodium.crypto_core_ed25519_sub(G, bad)
-    assert len(total) == len(difference) == 32
-
-
-def test_core_add_treats_a_non_canonical_encoding_as_its_canonical_twin():
-    assert sodium.crypto_core_ed25519_add(G, NON_CANONICAL) == sodium.crypto_core_ed25519_add(
-        G, ON_CURVE_MIXED
+def test_libsodium_ignores_bit_255_of_a_point_so_the_group_checks_it():
+    # P4: without our check, G and G with bit 255 set would be two byte strings for one card.
+    assert rbcl.crypto_core_ristretto255_is_valid_point(with_bit_255(G))
+    assert rbcl.crypto_core_ristretto255_is_valid_point(with_bit_255(IDENTITY))
+    five = enc(5)
+    assert rbcl.crypto_scalarmult_ristretto255(five, with_bit_255(G)) == (
+        rbcl.crypto_scalarmult_ristretto255(five, G)
     )
 
 
-def test_from_uniform_of_zero_bytes_is_the_identity_and_hash_to_point_refuses_it():
-    assert sodium.crypto_core_ed25519_from_uniform(bytes(32)) == IDENTITY  # P6
+def test_multiplication_refuses_zero_and_identity_results():
+    with pytest.raises(RuntimeError):
+        rbcl.crypto_scalarmult_ristretto255(enc(0), G)
+    with pytest.raises(RuntimeError):
+        rbcl.crypto_scalarmult_ristretto255(enc(L), G)  # L·G is the identity
+    with pytest.raises(RuntimeError):
+        rbcl.crypto_scalarmult_ristretto255_base(enc(L))
+    with pytest.raises(InvalidScalar):
+        RISTRETTO255.mul_base(Scalar(enc(L)))
+
+
+def test_multiplication_drops_bit_255_of_the_scalar():
+    # P5: a key with bit 255 set acts as the key without it, so keys are reduced first and a
+    # received key must be canonical (below L) to be accepted.
+    k = 123456789
+    assert rbcl.crypto_scalarmult_ristretto255(enc(k | 1 << 255), G) == (
+        rbcl.crypto_scalarmult_ristretto255(enc(k), G)
+    )
+
+
+@pytest.mark.parametrize("name", ["non-square", "negative", "non-canonical"])
+def test_core_add_and_sub_refuse_nothing_so_only_validated_points_may_enter(name):
+    # P4: add/sub answer a bad encoding with the identity's bytes instead of an error.
+    bad = BAD_POINTS[name]
+    assert rbcl.crypto_core_ristretto255_add(G, bad) == IDENTITY
+    assert rbcl.crypto_core_ristretto255_sub(G, bad) == IDENTITY
+
+
+def test_from_hash_of_zero_bytes_is_the_identity_and_hash_to_point_refuses_it():
+    assert rbcl.crypto_core_ristretto255_from_hash(bytes(64)) == IDENTITY  # P6
     with pytest.raises(InvalidPoint):
-        ED25519.hash_to_point(bytes(64))  # identity + identity
+        RISTRETTO255.hash_to_point(bytes(64))
+
+
+@given(st.binary(min_size=32, max_size=32))
+def test_every_point_the_group_accepts_has_prime_order_and_one_encoding(data):
+    # No small-order elements: (L-1)·X + X is the identity for every X that passes validate.
+    try:
+        point = RISTRETTO255.validate(data)
+    except InvalidPoint:
+        return
+    assert rbcl.crypto_core_ristretto255_add(
+        RISTRETTO255.mul(Scalar(enc(L - 1)), point), point
+    ) == (IDENTITY)
+    assert RISTRETTO255.mul(Scalar(enc(1)), point) == point  # its encoding is the canonical one
 
 
 @pytest.mark.parametrize("name", list(BAD_POINTS))
 def test_the_group_refuses_bad_points_in_validate_and_mul(name):
     with pytest.raises(InvalidPoint):
-        ED25519.validate(BAD_POINTS[name])
+        RISTRETTO255.validate(BAD_POINTS[name])
     with pytest.raises(InvalidPoint):
-        ED25519.mul(Scalar(enc(7)), BAD_POINTS[name])
+        RISTRETTO255.mul(Scalar(enc(7)), BAD_POINTS[name])
 
 
 @pytest.mark.parametrize(
@@ -124,20 +126,20 @@ def test_the_group_refuses_bad_points_in_validate_and_mul(name):
 )
 def test_decode_scalar_refuses_zero_unreduced_and_bit_255(value, why):
     with pytest.raises(InvalidScalar, match=why):
-        ED25519.decode_scalar((value % 2**256).to_bytes(32, "little"))
+        RISTRETTO255.decode_scalar((value % 2**256).to_bytes(32, "little"))
 
 
 def test_decode_scalar_accepts_the_largest_canonical_scalar_and_refuses_wrong_lengths():
-    assert ED25519.decode_scalar(enc(L - 1)) == enc(L - 1)
+    assert RISTRETTO255.decode_scalar(enc(L - 1)) == enc(L - 1)
     with pytest.raises(InvalidScalar):
-        ED25519.decode_scalar(enc(1)[:31])
+        RISTRETTO255.decode_scalar(enc(1)[:31])
 
 
 @given(st.integers(min_value=0, max_value=2**256 - 1))
 def test_decode_scalar_accepts_exactly_the_canonical_non_zero_scalars(value):
     accepted = True
     try:
-        ED25519.decode_scalar(value.to_bytes(32, "little"))
+        RISTRETTO255.decode_scalar(value.to_bytes(32, "little"))
     except InvalidScalar:
         accepted = False
     assert accepted == (0 < value < L)
@@ -145,52 +147,54 @@ def test_decode_scalar_accepts_exactly_the_canonical_non_zero_scalars(value):
 
 def test_scalar_from_wide_refuses_zero_after_reduction():
     with pytest.raises(InvalidScalar):
-        ED25519.scalar_from_wide(bytes(64))
+        RISTRETTO255.scalar_from_wide(bytes(64))
     with pytest.raises(InvalidScalar):
-        ED25519.scalar_from_wide((3 * L).to_bytes(64, "little"))
+        RISTRETTO255.scalar_from_wide((3 * L).to_bytes(64, "little"))
 
 
 @given(scalars, scalars)
 def test_locks_commute(a, b):
-    card = card_point(ED25519, GAME, 17)
-    assert ED25519.mul(a, ED25519.mul(b, card)) == ED25519.mul(b, ED25519.mul(a, card))
+    card = card_point(RISTRETTO255, GAME, 17)
+    assert RISTRETTO255.mul(a, RISTRETTO255.mul(b, card)) == RISTRETTO255.mul(
+        b, RISTRETTO255.mul(a, card)
+    )
 
 
 @given(scalars)
 def test_the_inverse_removes_a_lock(a):
-    card = card_point(ED25519, GAME, 3)
-    assert ED25519.mul(ED25519.scalar_invert(a), ED25519.mul(a, card)) == card
+    card = card_point(RISTRETTO255, GAME, 3)
+    assert RISTRETTO255.mul(RISTRETTO255.scalar_invert(a), RISTRETTO255.mul(a, card)) == card
 
 
 @given(scalars, scalars)
 def test_scalar_arithmetic_is_arithmetic_modulo_the_order(a, b):
     x, y = int.from_bytes(a, "little"), int.from_bytes(b, "little")
-    assert int.from_bytes(ED25519.scalar_mul(a, b), "little") == x * y % L
-    assert int.from_bytes(ED25519.scalar_add(a, b), "little") == (x + y) % L
-    assert int.from_bytes(ED25519.scalar_sub(a, b), "little") == (x - y) % L
-    assert int.from_bytes(ED25519.scalar_invert(a), "little") == pow(x, -1, L)
+    assert int.from_bytes(RISTRETTO255.scalar_mul(a, b), "little") == x * y % L
+    assert int.from_bytes(RISTRETTO255.scalar_add(a, b), "little") == (x + y) % L
+    assert int.from_bytes(RISTRETTO255.scalar_sub(a, b), "little") == (x - y) % L
+    assert int.from_bytes(RISTRETTO255.scalar_invert(a), "little") == pow(x, -1, L)
 
 
 @given(st.lists(scalars, min_size=1, max_size=4))
 def test_a_multi_scalar_sum_is_the_sum_of_the_products(weights):
-    points = [card_point(ED25519, GAME, index) for index in range(len(weights))]
-    expected = ED25519.mul(weights[0], points[0])
+    points = [card_point(RISTRETTO255, GAME, index) for index in range(len(weights))]
+    expected = RISTRETTO255.mul(weights[0], points[0])
     for weight, point in zip(weights[1:], points[1:], strict=True):
-        expected = ED25519.add(expected, ED25519.mul(weight, point))
-    assert ED25519.mul_sum(weights, points) == expected
+        expected = RISTRETTO255.add(expected, RISTRETTO255.mul(weight, point))
+    assert RISTRETTO255.mul_sum(weights, points) == expected
 
 
 @pytest.mark.parametrize("bad", list(BAD_POINTS), ids=list(BAD_POINTS))
 def test_a_multi_scalar_sum_validates_every_point(bad):
     one = Scalar(enc(1))
     with pytest.raises(InvalidPoint):
-        ED25519.mul_sum([one, one], [G, BAD_POINTS[bad]])
+        RISTRETTO255.mul_sum([one, one], [G, BAD_POINTS[bad]])
 
 
 def test_a_multi_scalar_sum_refuses_an_identity_result():
     minus_one = Scalar(enc(L - 1))
     with pytest.raises(InvalidPoint):
-        ED25519.mul_sum([Scalar(enc(1)), minus_one], [G, G])
+        RISTRETTO255.mul_sum([Scalar(enc(1)), minus_one], [G, G])
 
 
 def is_probable_prime(n: int) -> bool:
@@ -222,18 +226,22 @@ def test_sra_modulo_a_prime_leaks_residuosity_which_is_why_we_use_a_prime_order_
     assert is_probable_prime(L)
     assert not is_probable_prime(L + 2)
     for card in (0, 77, 153):
-        with pytest.raises(CryptoError):
-            sodium.crypto_scalarmult_ed25519_noclamp(enc(L), card_point(ED25519, GAME, card))
+        with pytest.raises(RuntimeError):
+            rbcl.crypto_scalarmult_ristretto255(enc(L), card_point(RISTRETTO255, GAME, card))
 
 
 def test_the_generator_is_the_standard_base_point_not_chosen_by_anyone():
-    # P7: the RFC 8032 base point (y = 4/5), fixed by the standard.
-    assert enc(4 * pow(5, -1, P) % P) == G
+    # P7: RFC 9496's generator (the encoding of edwards25519's base point), fixed by the
+    # standard, and its double as the RFC's appendix A.1 lists it.
+    assert G.hex() == "e2f2ae0a6abc4e71a884a961c500515f58e30b6aa582dd8db6a65945e08d2d76"
+    assert RISTRETTO255.mul_base(Scalar(enc(2))).hex() == (
+        "6a493210f7499cd17fecb510ae0cea23a110e8d5b901f8acadd3095c73a3b919"
+    )
 
 
 def test_card_points_follow_the_published_hash_to_curve_recipe():
-    # P3: M_c = from_uniform(h[0:32]) + from_uniform(h[32:64]), h = SHA-512(label, game, c);
-    # recomputed here straight from hashlib and libsodium.
+    # P3: M_c = from_hash(h), h = SHA-512(label, game, c), RFC 9496's one-way map; recomputed
+    # here straight from hashlib and the library.
     import hashlib
 
     from protocol.deck.public import CARD_POINT_LABEL
@@ -241,18 +249,15 @@ def test_card_points_follow_the_published_hash_to_curve_recipe():
 
     for card in (0, 1, 153):
         digest = hashlib.sha512(encode_label(CARD_POINT_LABEL, GAME, card)).digest()
-        expected = sodium.crypto_core_ed25519_add(
-            sodium.crypto_core_ed25519_from_uniform(digest[:32]),
-            sodium.crypto_core_ed25519_from_uniform(digest[32:]),
-        )
-        assert card_point(ED25519, GAME, card) == expected
+        expected = rbcl.crypto_core_ristretto255_from_hash(digest)
+        assert card_point(RISTRETTO255, GAME, card) == expected
 
 
 def test_card_points_are_distinct_per_physical_card_and_have_no_simple_relation():
-    points = card_points(ED25519, GAME)
+    points = card_points(RISTRETTO255, GAME)
     assert len(set(points)) == len(points) == 154  # P2: one point per card, not per type
     # P3: not multiples of G, not an arithmetic progression.
-    assert all(points[c] != ED25519.mul_base(Scalar(enc(c + 1))) for c in range(154))
-    steps = {ED25519.sub(points[c + 1], points[c]) for c in range(153)}
+    assert all(points[c] != RISTRETTO255.mul_base(Scalar(enc(c + 1))) for c in range(154))
+    steps = {RISTRETTO255.sub(points[c + 1], points[c]) for c in range(153)}
     assert len(steps) == 153
-    assert card_points(ED25519, b"another game id!")[0] != points[0]
+    assert card_points(RISTRETTO255, b"another game id!")[0] != points[0]

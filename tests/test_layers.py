@@ -237,7 +237,7 @@ BREAKS = {
     ),
     "the deck is taken from its package": (
         "protocol.lockstep",
-        "from protocol.deck.group import ED25519\n",
+        "from protocol.deck.group import RISTRETTO255\n",
     ),
     "the screen is taken from its package": (
         "client.offline",

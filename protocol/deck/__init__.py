@@ -9,14 +9,14 @@ What it offers (import these from `protocol.deck`, never from its modules):
   `decode_message`, which names the author of a malformed one;
 - `Opening`, the keys a step owes for some slots, and the errors (`DeckError`, `AuditError`),
   each naming the seat to blame;
-- `ED25519`, `multiply_all`, `DEFERRED_CHECKS` and `soundness_bits`: the group, its bulk work,
+- `RISTRETTO255`, `multiply_all`, `DEFERRED_CHECKS` and `soundness_bits`: the group, its bulk work,
   the proof checks a seat runs while the deck goes on, and the shuffle proof's strength, for
   the benchmarks.
 
 Inside: `player` (a seat's secrets and messages), `public` (every check made from public
 data), `shuffle_argument` (the shuffle proof), `proofs` (the relock proof and bulk work),
 `schedule`, `secrets` (the KDF labels of every secret), `messages`, `errors`, and `group`
-(edwards25519 through libsodium). The protocol and its pitfalls: docs/deck.md and
+(ristretto255 through rbcl's libsodium). The protocol and its pitfalls: docs/deck.md and
 ../shared/CRYPTO.md.
 
 It must never import the rules, the lockstep or anything with I/O: the deck knows card ids and
@@ -24,7 +24,7 @@ slots, not beans or turns. Only `protocol.kdf` is shared with the rest of protoc
 """
 
 from .errors import AuditError, DeckError
-from .group import ED25519
+from .group import RISTRETTO255
 from .messages import DeckMessage, EpochMessage, Keys, SeedReveal, decode_message
 from .player import DeckPlayer, audit
 from .proofs import multiply_all
@@ -34,7 +34,7 @@ from .shuffle_argument import soundness_bits
 
 __all__ = [
     "DEFERRED_CHECKS",
-    "ED25519",
+    "RISTRETTO255",
     "AuditError",
     "DeckConfig",
     "DeckError",

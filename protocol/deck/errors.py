@@ -24,7 +24,7 @@ class WireError(DeckError):
 
 
 class BadPoint(DeckError):
-    """A received point that is not in the prime-order subgroup, or a forbidden repeat."""
+    """A received point that is not an element of the group, or is its identity, or a repeat."""
 
 
 class BadKey(DeckError):

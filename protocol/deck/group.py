@@ -1,19 +1,25 @@
-"""The prime-order group the deck's commutative locks live in.
+"""The prime-order group the deck's commutative locks live in: ristretto255 (RFC 9496).
 
-The deck code talks to a small `Group` interface so that another backend could be swapped in;
-the one backend is the prime-order subgroup of edwards25519 through PyNaCl's `nacl.bindings`
-(libsodium). Points and scalars are plain `bytes` (typed as `Point` and `Scalar`) so that they
-cross process pools and the wire without conversion.
+The deck code talks to a small `Group` interface; the one backend is ristretto255 through
+`rbcl` (which bundles libsodium). ristretto255 is a prime-order group built on edwards25519:
+every element has exactly one canonical encoding and there are no small-order elements, so a
+multiplication needs no subgroup check, which is most of the cost of a checked multiplication
+on edwards25519 itself (measured when the backend was chosen: docs/deck.md). Points and scalars
+are plain `bytes` (typed as `Point` and `Scalar`) so that they cross process pools and the wire
+without conversion.
 
-Facts about libsodium this module relies on (each is proved by tests/test_group.py):
+Facts about rbcl this module relies on (each is proved by tests/test_group.py):
 
-- `crypto_scalarmult_ed25519_noclamp` refuses a point that is non-canonical, off the curve, of
-  small order or of mixed order (not in the prime-order subgroup), and refuses a zero or identity
-  result. A multiplication is therefore also a full validation of its input point (CRYPTO.md P4).
-- It silently drops bit 255 of the scalar (P5), so scalars are always reduced below L first.
-- `crypto_core_ed25519_add`/`_sub` check nothing beyond decodability: they accept small-order,
-  mixed-order and non-canonical inputs. Only validated points may enter them (P4).
-- `crypto_core_ed25519_from_uniform` of 32 zero bytes is the identity (P6).
+- `crypto_scalarmult_ristretto255` refuses (RuntimeError) an encoding that is not an element and
+  an identity result; with a canonical non-zero scalar only a bad point can make it fail.
+- Decoding ignores bit 255 of a point, so one element has a second encoding with that bit set:
+  `validate` and `mul` refuse it, or two byte strings could be the same card (P4).
+- `crypto_core_ristretto255_is_valid_point` accepts the identity: `validate` refuses it.
+- `crypto_core_ristretto255_add`/`_sub` do not refuse a bad encoding (they return the identity's
+  bytes): only validated points may enter them (P4).
+- Scalar multiplication ignores bit 255 of the scalar and reduces it modulo the order (P5), so
+  scalars from the wire are checked canonical first.
+- `crypto_core_ristretto255_from_hash` of 64 zero bytes is the identity (P6).
 """
 
 from __future__ import annotations
@@ -21,14 +27,13 @@ from __future__ import annotations
 from collections.abc import Hashable, Sequence
 from typing import NewType, Protocol
 
-import nacl.bindings as sodium
-from nacl.exceptions import CryptoError
+import rbcl
 
 Point = NewType("Point", bytes)
 Scalar = NewType("Scalar", bytes)
 
-# The order of the prime-order subgroup of edwards25519.
-ED25519_ORDER = 2**252 + 27742317777372353535851937790883648493
+# The order of ristretto255 (the prime-order subgroup of edwards25519 it is built on).
+GROUP_ORDER = 2**252 + 27742317777372353535851937790883648493
 
 
 class InvalidPoint(ValueError):
@@ -40,7 +45,9 @@ class InvalidScalar(ValueError):
 
 
 class Group(Hashable, Protocol):
-    """A prime-order group with hash-to-group, as the deck needs it (hashable: stateless)."""
+    """A prime-order group with hash-to-group, as the deck needs it (hashable: stateless).
+
+    No backend error leaves it: a bad point raises InvalidPoint, a bad scalar InvalidScalar."""
 
     name: str
     point_size: int
@@ -54,7 +61,8 @@ class Group(Hashable, Protocol):
         ...
 
     def validate(self, data: bytes) -> Point:
-        """`data` as a point of the prime-order subgroup, not the identity; else InvalidPoint."""
+        """`data` as the canonical encoding of a group element, not the identity; else
+        InvalidPoint."""
         ...
 
     def mul(self, scalar: Scalar, point: bytes) -> Point:
@@ -62,7 +70,7 @@ class Group(Hashable, Protocol):
         ...
 
     def mul_base(self, scalar: Scalar) -> Point:
-        """scalar·G."""
+        """scalar·G (InvalidScalar for a zero scalar)."""
         ...
 
     def mul_sum(self, scalars: Sequence[Scalar], points: Sequence[bytes]) -> Point:
@@ -103,14 +111,14 @@ class Group(Hashable, Protocol):
         ...
 
 
-class Ed25519Group:
-    """The prime-order subgroup of edwards25519 through libsodium (see the module docstring)."""
+class Ristretto255Group:
+    """ristretto255 through rbcl's libsodium (see the module docstring)."""
 
-    name = "edwards25519"
+    name = "ristretto255"
     point_size = 32
     scalar_size = 32
     wide_scalar_size = 64
-    order = ED25519_ORDER
+    order = GROUP_ORDER
     # Pollard's rho needs about sqrt(pi·L/4) ≈ 2^125.8 group operations.
     security_bits = 125
 
@@ -118,22 +126,29 @@ class Ed25519Group:
         return _GENERATOR
 
     def validate(self, data: bytes) -> Point:
-        if len(data) != 32 or not sodium.crypto_core_ed25519_is_valid_point(data):
-            raise InvalidPoint("not a point of the prime-order subgroup")
+        if (
+            not _canonical_length_and_bit(data)
+            or data == _IDENTITY
+            or not rbcl.crypto_core_ristretto255_is_valid_point(data)
+        ):
+            raise InvalidPoint("not the encoding of a group element, or the identity")
         return Point(data)
 
     def mul(self, scalar: Scalar, point: bytes) -> Point:
-        if len(point) != 32:
-            raise InvalidPoint("a point is 32 bytes")
+        if not _canonical_length_and_bit(point):
+            raise InvalidPoint("not the encoding of a group element, or the identity")
         try:
-            return Point(sodium.crypto_scalarmult_ed25519_noclamp(scalar, point))
-        except CryptoError:
-            # The scalar is canonical and non-zero and the subgroup has prime order, so only an
-            # unacceptable point can make the multiplication fail.
-            raise InvalidPoint("not a point of the prime-order subgroup") from None
+            return Point(rbcl.crypto_scalarmult_ristretto255(scalar, point))
+        except RuntimeError:
+            # The scalar is canonical and non-zero and the group has prime order, so only a bad
+            # encoding or the identity can make the multiplication fail.
+            raise InvalidPoint("not the encoding of a group element, or the identity") from None
 
     def mul_base(self, scalar: Scalar) -> Point:
-        return Point(sodium.crypto_scalarmult_ed25519_base_noclamp(scalar))
+        try:
+            return Point(rbcl.crypto_scalarmult_ristretto255_base(scalar))
+        except RuntimeError:
+            raise InvalidScalar("the scalar is zero") from None
 
     def mul_sum(self, scalars: Sequence[Scalar], points: Sequence[bytes]) -> Point:
         if len(scalars) != len(points) or not points:
@@ -142,16 +157,15 @@ class Ed25519Group:
         total = products[0]
         for product in products[1:]:
             total = self.add(total, product)
-        # A sum of subgroup points stays in the subgroup; only the identity is left to refuse.
         if total == _IDENTITY:
             raise InvalidPoint("the sum is the identity")
         return total
 
     def add(self, a: Point, b: Point) -> Point:
-        return Point(sodium.crypto_core_ed25519_add(a, b))
+        return Point(rbcl.crypto_core_ristretto255_add(a, b))
 
     def sub(self, a: Point, b: Point) -> Point:
-        return Point(sodium.crypto_core_ed25519_sub(a, b))
+        return Point(rbcl.crypto_core_ristretto255_sub(a, b))
 
     def scalar_from_wide(self, data: bytes) -> Scalar:
         scalar = self.scalar_from_hash(data)
@@ -162,45 +176,47 @@ class Ed25519Group:
     def scalar_from_hash(self, data: bytes) -> Scalar:
         if len(data) != 64:
             raise InvalidScalar("a wide scalar is 64 bytes")
-        return Scalar(sodium.crypto_core_ed25519_scalar_reduce(data))
+        return Scalar(rbcl.crypto_core_ristretto255_scalar_reduce(data))
 
     def decode_scalar(self, data: bytes) -> Scalar:
         if len(data) != 32:
             raise InvalidScalar("a scalar is 32 bytes")
         value = int.from_bytes(data, "little")
-        if value >= ED25519_ORDER:
+        if value >= GROUP_ORDER:
             raise InvalidScalar("the scalar is not reduced below the group order")
         if value == 0:
             raise InvalidScalar("the scalar is zero")
         return Scalar(data)
 
     def scalar_mul(self, a: Scalar, b: Scalar) -> Scalar:
-        return Scalar(sodium.crypto_core_ed25519_scalar_mul(a, b))
+        return Scalar(rbcl.crypto_core_ristretto255_scalar_mul(a, b))
 
     def scalar_add(self, a: Scalar, b: Scalar) -> Scalar:
-        return Scalar(sodium.crypto_core_ed25519_scalar_add(a, b))
+        return Scalar(rbcl.crypto_core_ristretto255_scalar_add(a, b))
 
     def scalar_sub(self, a: Scalar, b: Scalar) -> Scalar:
-        return Scalar(sodium.crypto_core_ed25519_scalar_sub(a, b))
+        return Scalar(rbcl.crypto_core_ristretto255_scalar_sub(a, b))
 
     def scalar_invert(self, a: Scalar) -> Scalar:
-        return Scalar(sodium.crypto_core_ed25519_scalar_invert(a))
+        return Scalar(rbcl.crypto_core_ristretto255_scalar_invert(a))
 
     def hash_to_point(self, digest: bytes) -> Point:
         if len(digest) != 64:
             raise InvalidPoint("hash-to-point takes a 64-byte hash")
-        # Two independent Elligator 2 maps, summed, give a point whose distribution is close to
-        # uniform; each map's output is cofactor-cleared, hence in the prime-order subgroup.
-        first = sodium.crypto_core_ed25519_from_uniform(digest[:32])
-        second = sodium.crypto_core_ed25519_from_uniform(digest[32:])
-        return self.validate(sodium.crypto_core_ed25519_add(first, second))
+        # RFC 9496's one-way map: two Elligator maps of the halves, summed; uniform over the group.
+        return self.validate(rbcl.crypto_core_ristretto255_from_hash(digest))
 
     def __repr__(self) -> str:
-        return "Ed25519Group()"
+        return "Ristretto255Group()"
+
+
+def _canonical_length_and_bit(data: bytes) -> bool:
+    """32 bytes with bit 255 clear: what libsodium's decoding does not check itself."""
+    return len(data) == 32 and not data[31] & 0x80
 
 
 _ZERO = Scalar(bytes(32))
-_IDENTITY = (1).to_bytes(32, "little")
-_GENERATOR = Point(sodium.crypto_scalarmult_ed25519_base_noclamp((1).to_bytes(32, "little")))
+_IDENTITY = bytes(32)
+_GENERATOR = Point(rbcl.crypto_scalarmult_ristretto255_base((1).to_bytes(32, "little")))
 
-ED25519: Group = Ed25519Group()
+RISTRETTO255: Group = Ristretto255Group()

@@ -18,7 +18,7 @@ from typing import Any, ClassVar, TypeVar
 import msgpack
 
 from .errors import WireError
-from .group import ED25519
+from .group import RISTRETTO255
 from .shuffle_argument import proof_size
 
 MAX_PLAYERS = 7
@@ -128,9 +128,12 @@ class Shuffle:
         fields = _fields(obj, cls.NAME, cls.FIELDS)
         deck = _byte_list(fields["deck"], "deck", MAX_CARDS, POINT_SIZE)
         proof = fields["proof"]
-        if not isinstance(proof, bytes) or len(proof) not in (0, proof_size(ED25519, len(deck))):
+        if not isinstance(proof, bytes) or len(proof) not in (
+            0,
+            proof_size(RISTRETTO255, len(deck)),
+        ):
             raise _fail(
-                f"proof must be bytes, empty or {proof_size(ED25519, len(deck))} long "
+                f"proof must be bytes, empty or {proof_size(RISTRETTO255, len(deck))} long "
                 f"for a deck of {len(deck)}"
             )
         return cls(

@@ -36,7 +36,7 @@ from .errors import (
     ReplayMismatch,
     ScheduleError,
 )
-from .group import ED25519, Group, InvalidPoint, Point, Scalar
+from .group import RISTRETTO255, Group, InvalidPoint, Point, Scalar
 from .messages import (
     Commit,
     DeckMessage,
@@ -105,7 +105,7 @@ class DeckPlayer:
         seat: int,
         seed: bytes,
         *,
-        group: Group = ED25519,
+        group: Group = RISTRETTO255,
         executor: Executor | None = None,
         public: PublicDeck | None = None,
     ) -> None:
@@ -665,7 +665,7 @@ def audit(
     seeds: Mapping[int, bytes | None],
     *,
     excused: Collection[int] = (),
-    group: Group = ED25519,
+    group: Group = RISTRETTO255,
     executor: Executor | None = None,
     checked_live: bool = False,
 ) -> None:

@@ -63,7 +63,7 @@ def multiply_pairs(
 
 
 def first_invalid(group: Group, points: Sequence[bytes], offset: int) -> int | None:
-    """The index of the first point that is not in the prime-order subgroup, if any."""
+    """The index of the first point that is not an element of the group, if any."""
     for index, point in enumerate(points):
         try:
             group.validate(point)

@@ -32,7 +32,7 @@ from .errors import (
     ScheduleError,
     WireError,
 )
-from .group import ED25519, Group, InvalidPoint, InvalidScalar, Point, Scalar
+from .group import RISTRETTO255, Group, InvalidPoint, InvalidScalar, Point, Scalar
 from .messages import MAX_CARDS, Commit, Dispute, EpochMessage, Keys, Part, Relock, Shuffle
 from .proofs import check_dleq_slots, find_invalid, multiply_all, relock_context
 from .schedule import DeckConfig, parts_due
@@ -203,7 +203,7 @@ class PublicDeck:
         self,
         config: DeckConfig,
         *,
-        group: Group = ED25519,
+        group: Group = RISTRETTO255,
         executor: Executor | None = None,
         prechecked: bool = False,
     ) -> None:
@@ -470,7 +470,7 @@ class PublicDeck:
         bad = None if self.prechecked else find_invalid(self.executor, self.group, part.locks)
         if bad is not None:
             raise BadPoint(
-                f"the lock Y of slot {bad} is not a point of the prime-order subgroup",
+                f"the lock Y of slot {bad} is not an element of the group",
                 blame=seat,
                 step=step,
             )
@@ -507,9 +507,7 @@ class PublicDeck:
             outcome = multiply_all(self.executor, self.group, list(zip(lock, deck, strict=True)))
             bad, products = (outcome, None) if isinstance(outcome, int) else (None, outcome)
         if bad is not None:
-            raise BadPoint(
-                f"slot {bad} is not a point of the prime-order subgroup", blame=seat, step=step
-            )
+            raise BadPoint(f"slot {bad} is not an element of the group", blame=seat, step=step)
         return products
 
     def _accept_point(self, point: bytes, what: str, seat: int, step: str) -> Point:
@@ -519,7 +517,7 @@ class PublicDeck:
             return self.group.validate(point)
         except InvalidPoint:
             raise BadPoint(
-                f"{what} is not a point of the prime-order subgroup", blame=seat, step=step
+                f"{what} is not an element of the group", blame=seat, step=step
             ) from None
 
     def _register_lock(self, point: Point, where: str, seat: int, step: str) -> None:

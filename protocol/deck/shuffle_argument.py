@@ -34,7 +34,7 @@ with probability (n+1)/q per hash query.
 Soundness: special soundness (two accepting proofs with the same commitments and different e
 give k and π, see the tests), so in the random-oracle model a false statement is accepted only
 by breaking the discrete logarithm among G, H, h_i (the commitments' binding) or with
-probability about Q·(n+1)/q for Q hash queries. On edwards25519 (q ≈ 2^252) that is the
+probability about Q·(n+1)/q for Q hash queries. On ristretto255 (q ≈ 2^252) that is the
 strength of the group, about 2^-125 (`soundness_bits`). Honest-verifier zero-knowledge: the
 proof shows nothing about π or k beyond the statement (a simulator that picks e first makes
 accepting transcripts).
@@ -46,8 +46,8 @@ s_4 − s_4' = (e' − e)·k gives k away), and a rerun gives the same proof byt
 Wire form: c_1..c_n ‖ ĉ_1..ĉ_n ‖ e ‖ s_1..s_4 ‖ ŝ_1..ŝ_n ‖ s'_1..s'_n, exactly 32·(4n+5) bytes.
 The verifier checks every scalar canonical and non-zero before any use (libsodium ignores bit
 255 and gives s and s + q the same product), validates every point by the multiplication it
-needs anyway (identity, small- and mixed-order points refused), and turns any library failure on
-the prover's data into a rejection.
+needs anyway (the identity and every non-canonical encoding refused), and turns any refusal of
+the group's on the prover's data into a rejection.
 """
 
 from __future__ import annotations
@@ -57,8 +57,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
 from typing import NamedTuple
-
-from nacl.exceptions import CryptoError
 
 from protocol.kdf import Label, encode_label
 
@@ -431,7 +429,7 @@ def check_shuffle(group: Group, statement: Statement, proof: bytes) -> str | Non
         recomputed = _recompute_challenge(
             group, statement, fields, e, responses, chain_responses, matrix_responses
         )
-    except (ValueError, CryptoError):
+    except ValueError:
         return "a point of the proof or the statement is not in the group, or is the identity"
     if recomputed != e:
         return "the proof does not verify"
