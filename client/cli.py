@@ -18,7 +18,9 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import shutil
 import sys
+import textwrap
 import threading
 from typing import Any
 
@@ -278,12 +280,20 @@ async def run_netcheck(reactor: Any, args: argparse.Namespace) -> int:
     except ValueError as error:
         print(f"bean-client: {error}", file=sys.stderr)
         return 2
-    print(await relay_answers(reactor, host, port))
-    print(
+    say(await relay_answers(reactor, host, port))
+    say(
         "Players reach each other directly where they can; in a game, `netcheck` says how "
         "each player is reached, and why."
     )
     return 0
+
+
+def say(paragraph: str) -> None:
+    """Print a paragraph, wrapped at word boundaries to the terminal a person reads it on
+    (as one line when the output goes to a program)."""
+    if sys.stdout.isatty():
+        paragraph = textwrap.fill(paragraph, max(40, shutil.get_terminal_size().columns - 1))
+    print(paragraph)
 
 
 # --- bean-client bot ---------------------------------------------------------------------------

@@ -5,7 +5,9 @@ connection can push on holds (the lobby's clock is a manual one, so time is the 
 from __future__ import annotations
 
 import secrets
+import socketserver
 import subprocess
+import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -356,3 +358,23 @@ def netcheck(port: int, env: dict[str, str]) -> str:
     )
     assert done.returncode == 0, done.stderr.decode()[-2000:]
     return done.stdout.decode()
+
+
+def test_netcheck_says_when_another_program_answers_on_the_lobby_port(tmp_path):
+    """A web server (or anything but a bean-lobby) on the port: netcheck says that something
+    answered, but not as a relay does, and what may be there, instead of a stack trace."""
+
+    class WebServer(socketserver.BaseRequestHandler):
+        def handle(self) -> None:
+            self.request.recv(64)
+            self.request.sendall(b"HTTP/1.1 400 Bad Request\r\ncontent-length: 0\r\n\r\n")
+
+    with socketserver.TCPServer((LOCAL, 0), WebServer) as server:
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        try:
+            said = netcheck(server.server_address[1], isolated_env(tmp_path))
+        finally:
+            server.shutdown()
+    assert "did not answer as a bean-lobby relay does" in said, said
+    assert "Another program may listen on that port" in said, said
+    assert "Traceback" not in said

@@ -578,6 +578,17 @@ def test_who_the_toolbar_and_netcheck_mark_the_links_through_the_lobbys_relay() 
     shown = plain(render_netcheck(view, how)).split("\n")
     assert shown[:2] == [f"2 {view.names[1]} directly", f"3 {view.names[2]} {how[2]}"]
     assert len(shown) == len(view.names) - 1
+    # A long reason is wrapped between words, its lines indented under the name.
+    why = (
+        "through the lobby's relay: bot1's machine at 127.0.0.1 refuses links on port 58005: "
+        "nothing listens there for other machines. bot1's client may listen on 127.0.0.1 only"
+    )
+    how[2] = why
+    shown = plain(render_netcheck(view, how, width=60)).split("\n")
+    reason = shown[1 : -(len(view.names) - 3)] if len(view.names) > 3 else shown[1:]
+    assert all(len(line) <= 60 for line in shown), shown
+    assert all(line.startswith("    ") for line in reason[1:]), reason
+    assert " ".join(" ".join(reason).split()) == f"3 {view.names[2]} {why}"
 
 
 def test_the_table_code_line_says_weak_proofs_and_the_toolbar_too() -> None:

@@ -256,7 +256,10 @@ async def relay_answers(reactor: Any, host: str, port: int) -> str:
             )
         if refused.status == RelayStatus.BUSY:
             return f"{where} relays, but is at its relay budget now."
-        return f"{where} did not answer as a relay does (an older bean-lobby?): {refused}."
+        return (
+            f"{where} did not answer as a bean-lobby relay does: {refused}. Another program "
+            "may listen on that port, or the bean-lobby there is older than the relay."
+        )
     except Exception as error:
         problem = explain_lobby_error(error, host, port)
         return f"{where} could not be asked whether it relays: {problem}"

@@ -608,7 +608,7 @@ def render_netcheck(view: PlayerView, how: Sequence[str], width: int = WIDTH) ->
     lines: list[Cell] = []
     for seat, name in enumerate(view.names):
         if seat != view.seat:
-            lines += _flow([[("class:active", f"{seat + 1} {name}")], [("", how[seat])]], width)
+            lines += _flow([[("class:active", f"{seat + 1} {name}")], *_words(how[seat])], width)
     return _lines(lines)
 
 
