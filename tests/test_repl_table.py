@@ -233,9 +233,8 @@ async def test_a_person_who_leaves_finds_the_game_going_on_with_their_bots_and_r
         terminal.type("leave")
         terminal.type("leave")
         await terminal.when_shown(
-            r"^Back in the lobby\. You left the game with bot-\w+ and bot-\w+; it goes on "
-            r"without you while the others wait for you; your bots .* play on, and end with "
-            r"the game: resume 1 takes you back\.",
+            r"^Back in the lobby\. You left the game with bot-\w+ and bot-\w+: they wait for "
+            r"you; your bots .* stay at the table until it ends; resume 1 takes you back\.",
             30,
         )
         assert not terminal.saw("rematch plays again")

@@ -666,7 +666,7 @@ class LobbyScreen(LobbyListener):
         await self._connected()
 
     def _say_left(self, roster: GameStart) -> None:
-        """What became of the game the person left: it goes on, and `resume N` goes back."""
+        """What became of the game the person left: the others wait, and `resume N` goes back."""
         self._read_unfinished_games()
         found = enumerate(self.unfinished, 1)
         numbers = [n for n, game in found if game.roster.game_id == roster.game_id]
@@ -674,14 +674,14 @@ class LobbyScreen(LobbyListener):
         others = join_words([s.name for s in roster.seats if s.name != self.name])
         back = f"resume {number} takes you back" if number else "resume lists your games"
         bots = (
-            f"; your bots ({join_words(self._bot_names())}) play on, and end with the game"
+            f"; your bots ({join_words(self._bot_names())}) stay at the table until it ends"
             if self.bots
             else ""
         )
         self.terminal.say(
-            f"Back in the lobby. You left the game with {others}; it goes on without you "
-            f"while the others wait for you{bots}: {back}. If you do not come back within "
-            f"{self.args.abandon_after:g} s, the others end it without you."
+            f"Back in the lobby. You left the game with {others}: they wait for you{bots}; "
+            f"{back}. If you do not come back within {self.args.abandon_after:g} s, they end "
+            "the game without you."
         )
 
     # --- what the lobby says unasked (LobbyListener) ------------------------------------------
