@@ -15,10 +15,10 @@ from protocol.messages import encode
 from protocol.peer_messages import PEER_MAX_FRAME, Holding, StepFrame
 from tests.test_peer_bounds import PLAYERS, a_game, holding, step_frames_sent
 
-#: The two largest deck rounds of a 7-player game with 128 proof rounds (the most a room
-#: allows), in bytes of messages, measured (the first epoch's proofs, and its first round):
-#: what a seat back from a short cut may lack at once.
-TWO_DECK_ROUNDS_OF_SEVEN = (181_948, 51_048)
+#: The two largest deck rounds of a 7-player game, in bytes of messages, measured (two
+#: shuffle rounds of the first epoch, each one seat's shuffle with its argument): what a seat
+#: back from a short cut may lack at once.
+TWO_DECK_ROUNDS_OF_SEVEN = (23_590, 23_590)
 
 sizes = st.integers(1, PEER_MAX_FRAME)
 requests = st.lists(
