@@ -3,7 +3,9 @@
 A player is known to the lobby and to its peers by the raw 32-byte public key; people compare
 the short fingerprint aloud. Every signature covers a domain string (what the signature is
 for) as well as the payload, so a signature made for one purpose can never be replayed as
-another. Pure: the key file lives in `client.net.identity_store`.
+another. The same key, taken as its Curve25519 twin, agrees a value with another player's key
+that only the two of them can compute (`Identity.shared_secret`: their relay link's secret).
+Pure: the key file lives in `client.net.identity_store`.
 """
 
 from __future__ import annotations
@@ -14,8 +16,13 @@ from dataclasses import dataclass
 
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
-from nacl.bindings import crypto_core_ed25519_is_valid_point
-from nacl.exceptions import BadSignatureError
+from nacl.bindings import (
+    crypto_core_ed25519_is_valid_point,
+    crypto_scalarmult,
+    crypto_sign_ed25519_pk_to_curve25519,
+    crypto_sign_ed25519_sk_to_curve25519,
+)
+from nacl.exceptions import BadSignatureError, CryptoError
 from nacl.signing import VerifyKey
 
 PUBLIC_KEY_BYTES = 32
@@ -33,6 +40,10 @@ class SignatureError(ValueError):
 
 class IdentityError(ValueError):
     """A private key that cannot be read."""
+
+
+class KeyAgreementError(ValueError):
+    """A key agreement whose value anyone could compute (a point of small order)."""
 
 
 def fingerprint(public_key: bytes) -> str:
@@ -58,6 +69,19 @@ def check_public_key(public_key: bytes) -> bytes:
             "(not on the curve, not canonical, or of small order)"
         )
     return public_key
+
+
+def x25519(private: bytes, public: bytes) -> bytes:
+    """X25519 of a Curve25519 scalar and point; KeyAgreementError where the value would be
+    all zero, as it is for a point of small order: a value anyone knows is no secret."""
+    refused = KeyAgreementError("the other key is of small order: the agreed value is all zero")
+    try:
+        shared: bytes = crypto_scalarmult(private, public)
+    except CryptoError:  # libsodium refuses an all-zero value itself
+        raise refused from None
+    if not any(shared):  # and this module does not rely on it
+        raise refused
+    return shared
 
 
 def signed_bytes(domain: str, payload: bytes) -> bytes:
@@ -113,6 +137,20 @@ class Identity:
         """The key itself, for one use only: loading it into a TLS context (protocol.sealed),
         where it signs this side's certificate and handshakes."""
         return self._private_key
+
+    def shared_secret(self, peer_public_key: bytes) -> bytes:
+        """The X25519 value this key and `peer_public_key` agree (each Ed25519 key taken as its
+        Curve25519 twin): the holders of the two private keys compute the same 32 bytes, and
+        nobody else can. SignatureError for a peer key that is not usable (check_public_key),
+        KeyAgreementError rather than an all-zero value."""
+        peer = crypto_sign_ed25519_pk_to_curve25519(check_public_key(peer_public_key))
+        seed = self._private_key.private_bytes(
+            serialization.Encoding.Raw,
+            serialization.PrivateFormat.Raw,
+            serialization.NoEncryption(),
+        )
+        own = crypto_sign_ed25519_sk_to_curve25519(seed + self.public_key)
+        return x25519(own, peer)
 
     def sign(self, domain: str, payload: bytes) -> SignedEnvelope:
         signature = self._private_key.sign(signed_bytes(domain, payload))

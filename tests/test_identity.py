@@ -17,12 +17,14 @@ from client.net import config_home, key_path, load_or_create
 from protocol.identity import (
     Identity,
     IdentityError,
+    KeyAgreementError,
     SignatureError,
     SignedEnvelope,
     check_public_key,
     fingerprint,
     signed_bytes,
     verify,
+    x25519,
 )
 
 DOMAIN = "bohnanza-p2p/test/v1"
@@ -72,6 +74,29 @@ def test_small_order_keys_that_accept_forged_signatures_are_refused() -> None:
     with pytest.raises(SignatureError):
         check_public_key(identity_point)
     assert check_public_key(Identity.generate().public_key)
+
+
+def test_two_keys_agree_a_value_that_a_third_does_not() -> None:
+    one, other, third = Identity.generate(), Identity.generate(), Identity.generate()
+    shared = one.shared_secret(other.public_key)
+    assert shared == other.shared_secret(one.public_key)
+    assert len(shared) == 32 and any(shared)
+    assert shared not in (
+        third.shared_secret(one.public_key),
+        third.shared_secret(other.public_key),
+    )
+
+
+def test_no_value_is_agreed_with_a_key_of_small_order() -> None:
+    """A point of small order gives a value anyone knows (all zero): the Ed25519 key is
+    refused as unusable, and X25519 itself refuses an all-zero value."""
+    one = Identity.generate()
+    small_order = (bytes(32), (1).to_bytes(32, "little"))
+    for key in small_order:
+        with pytest.raises(SignatureError, match="small order"):
+            one.shared_secret(key)
+        with pytest.raises(KeyAgreementError, match="all zero"):
+            x25519(bytes(range(32)), key)
 
 
 def test_fingerprints_are_short_stable_and_distinct() -> None:
