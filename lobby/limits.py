@@ -24,13 +24,15 @@ class LobbyLimits:
     # The relay (lobby/relay.py): what it holds for the links it splices, and for how long.
     relay_tables: int = 10000  # tables remembered (the oldest unused is forgotten)
     relay_table_seconds: float = 12 * 3600.0  # a table unused this long is forgotten
-    relay_tokens_per_table: int = 64  # pair tokens of one table (10 for five seats)
+    relay_pairs_per_table: int = 64  # pair ids of one table (10 for five seats)
     relay_links_per_table: int = 40  # connections spliced at once, both ends counted
     relay_bytes_per_table: int = 256 * 1024 * 1024  # bytes relayed for one table, in all
     relay_unmatched: int = 1024  # relay connections not spliced (asking, or waiting)
     relay_unmatched_per_address: int = 64  # ... from one address
     relay_request_seconds: float = 10.0  # time to send the request
-    relay_wait_seconds: float = 30.0  # a token waits this long for its other end
+    relay_wait_seconds: float = 30.0  # an end waits this long for its other end
+    relay_candidates_per_end: int = 4  # connections waiting as one end of one link (each
+    # with its own secret: the honest one, and any made up; the oldest goes for a new one)
     relay_idle_seconds: float = 120.0  # a spliced link silent this long is cut
 
     def __post_init__(self) -> None:

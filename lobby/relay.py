@@ -2,10 +2,17 @@
 connect to it and it splices their TCP streams, blind.
 
 The seats' pinned TLS link runs inside, unchanged: the relay terminates nothing and sees
-ciphertext, its sizes and its timing. It splices only a pair of connections that present the
-same token (protocol/relay.py) from opposite ends, and knows only the tokens of the tables it
-introduced (`Relay.introduce`, with each roster it sends), so it cannot pair seats of
-different tables, and a token it did not derive itself is refused at once.
+ciphertext, its sizes and its timing. A connection names its link by a public pair id and a
+secret only the link's two seats can derive (protocol/relay.py). The relay knows only the pair
+ids of the tables it introduced (`Relay.introduce`, with each roster it sends), so it cannot
+pair seats of different tables, and a pair id it did not derive itself is refused at once. It
+splices only two connections that present the same pair id and the same secret, from opposite
+ends: another seat of the table, which can compute every pair id but no other pair's secret,
+is never joined to one end of their link. Such a seat can still wait at an end with made-up
+secrets, each a candidate that never matches; the candidates of one end are bounded, and the
+oldest goes when a new one comes, so an honest end that comes always gets a place: by racing
+the honest ends without pause a hostile seat can deny a relayed link (as a machine on the path
+can), never join it.
 
 It shares the lobby's port: `SharedPort` sends a connection whose first byte is the relay
 magic's to the relay and every other one to the lobby's TLS listener, so a lobby on a public
@@ -13,9 +20,10 @@ address needs one port open.
 
 Everything a connection can make it hold is bounded (`LobbyLimits`, the relay_* fields): the
 connections not yet decided (by count and time), a request's time, the connections not
-spliced (in all and from one address), how long a token waits for its other end, the spliced
-links of a table at once and the bytes they carry, a spliced link's silence, the tables
-remembered and for how long. Past a bound a connection is told why (`RelayStatus`) and closed.
+spliced (in all and from one address), the candidates waiting as one end of one link and how
+long each waits for its other end, the spliced links of a table at once and the bytes they
+carry, a spliced link's silence, the tables remembered and for how long. Past a bound a
+connection is told why (`RelayStatus`) and closed.
 
 (magic-wormhole-transit-relay has the same shape but pairs any two connections that present
 the same token: it cannot be told to relay only the tables this lobby introduced, nor to
@@ -46,7 +54,7 @@ from protocol.relay import (
     RelayStatus,
     decode_request,
     encode_answer,
-    relay_token,
+    relay_pair,
 )
 
 log = Logger()
@@ -58,7 +66,7 @@ class RelayTable:
 
     game_id: bytes
     last_used: float
-    tokens: set[bytes] = field(default_factory=set)
+    pairs: set[bytes] = field(default_factory=set)
     links: set[RelayConnection] = field(default_factory=set)  # spliced now, both ends
     carried: int = 0  # bytes relayed, both ways, all links, ever
 
@@ -75,11 +83,12 @@ class Relay:
         self.clock = clock
         self.enabled = enabled
         self.tables: OrderedDict[bytes, RelayTable] = OrderedDict()
-        self.tokens: dict[bytes, RelayTable] = {}
+        self.pairs: dict[bytes, RelayTable] = {}
         self.connections: set[RelayConnection] = set()
         self.unmatched: dict[RelayConnection, str] = {}  # not spliced: their address
         self._unmatched_from: Counter[str] = Counter()
-        self.waiting: dict[tuple[bytes, RelayRole], RelayConnection] = {}
+        # The connections waiting at each end (pair id, role), by their secret, oldest first.
+        self.waiting: dict[tuple[bytes, RelayRole], OrderedDict[bytes, RelayConnection]] = {}
         self.spliced = 0  # links spliced since the start
         self.refused: Counter[RelayStatus] = Counter()
 
@@ -87,7 +96,7 @@ class Relay:
 
     def introduce(self, roster: GameStart) -> None:
         """A roster went out: its table's links may be relayed (a table whose members got
-        different rosters gets the tokens of each)."""
+        different rosters gets the pair ids of each)."""
         if not self.enabled:
             return
         now = self.clock.seconds()
@@ -98,11 +107,11 @@ class Relay:
                 self._forget_table(next(iter(self.tables.values())))
         keys = sorted({seat.public_key for seat in roster.seats})
         for key_a, key_b in combinations(keys, 2):
-            if len(table.tokens) >= self.limits.relay_tokens_per_table:
+            if len(table.pairs) >= self.limits.relay_pairs_per_table:
                 break
-            token = relay_token(roster.game_id, key_a, key_b)
-            table.tokens.add(token)
-            self.tokens[token] = table
+            pair = relay_pair(roster.game_id, key_a, key_b)
+            table.pairs.add(pair)
+            self.pairs[pair] = table
 
     # --- what its connections tell it ---
 
@@ -124,11 +133,13 @@ class Relay:
         self._unmatched_from[connection.address] += 1
         return True
 
-    def requested(self, connection: RelayConnection, role: RelayRole, token: bytes) -> None:
+    def requested(
+        self, connection: RelayConnection, role: RelayRole, pair: bytes, secret: bytes
+    ) -> None:
         if not self.enabled:
             connection.refuse(RelayStatus.OFF)
             return
-        table = self.tokens.get(token)
+        table = self.pairs.get(pair)
         if table is None:
             connection.refuse(RelayStatus.UNKNOWN)
             return
@@ -138,20 +149,15 @@ class Relay:
         now = self.clock.seconds()
         table.last_used = now
         self.tables.move_to_end(table.game_id)
-        connection.table, connection.role, connection.token = table, role, token
-        other = self.waiting.pop((token, RelayRole(1 - role)), None)
+        connection.table, connection.role = table, role
+        connection.pair, connection.secret = pair, secret
+        other = self.waiting.get((pair, RelayRole(1 - role)), {}).get(secret)
         if other is None:
-            older = self.waiting.get((token, role))
-            self.waiting[(token, role)] = connection
-            connection.waiting_since = now
-            if older is not None:
-                older.refuse(RelayStatus.REPLACED)
-            return
-        if len(table.links) + 2 > self.limits.relay_links_per_table:
-            self.waiting[(token, RelayRole(1 - role))] = other
+            self._wait(connection, now)
+        elif len(table.links) + 2 > self.limits.relay_links_per_table:
             connection.refuse(RelayStatus.BUSY)
-            return
-        self._splice(table, other, connection, now)
+        else:
+            self._splice(table, other, connection, now)
 
     def carried(self, connection: RelayConnection, count: int) -> bool:
         """`count` bytes went across a spliced link: False once the table is past its budget
@@ -179,17 +185,14 @@ class Relay:
     def release(self, connection: RelayConnection) -> None:
         """The connection waits no more, and is no longer a link of its table."""
         self._unmatch(connection)
-        if connection.token is not None and connection.role is not None:
-            key = (connection.token, connection.role)
-            if self.waiting.get(key) is connection:
-                del self.waiting[key]
+        self._stop_waiting(connection)
         if connection.table is not None:
             connection.table.links.discard(connection)
 
     # --- time ---
 
     def tick(self) -> None:
-        """Close what waited too long: a request, a token's other end, a silent link; and
+        """Close what waited too long: a request, an end's other end, a silent link; and
         forget tables unused for too long."""
         now = self.clock.seconds()
         limits = self.limits
@@ -217,11 +220,37 @@ class Relay:
 
     # --- inside ---
 
+    def _wait(self, connection: RelayConnection, now: float) -> None:
+        """The connection waits at its end for the other end with its secret: in place of
+        an older one with the same secret (the same end come again), or beside the others;
+        past the bound of candidates at one end, the oldest is refused to make room."""
+        assert connection.pair is not None and connection.role is not None
+        assert connection.secret is not None
+        end = self.waiting.setdefault((connection.pair, connection.role), OrderedDict())
+        older = end.pop(connection.secret, None)
+        if older is None and len(end) >= self.limits.relay_candidates_per_end:
+            _, older = end.popitem(last=False)
+        end[connection.secret] = connection
+        connection.waiting_since = now
+        if older is not None:
+            older.refuse(RelayStatus.REPLACED)
+
+    def _stop_waiting(self, connection: RelayConnection) -> None:
+        if connection.pair is None or connection.role is None or connection.secret is None:
+            return
+        key = (connection.pair, connection.role)
+        end = self.waiting.get(key)
+        if end is not None and end.get(connection.secret) is connection:
+            del end[connection.secret]
+            if not end:
+                del self.waiting[key]
+
     def _splice(
         self, table: RelayTable, first: RelayConnection, second: RelayConnection, now: float
     ) -> None:
         for connection in (first, second):
             self._unmatch(connection)
+            self._stop_waiting(connection)
             connection.waiting_since = None
             connection.active_at = now
             table.links.add(connection)
@@ -239,8 +268,8 @@ class Relay:
 
     def _forget_table(self, table: RelayTable) -> None:
         self.tables.pop(table.game_id, None)
-        for token in table.tokens:
-            self.tokens.pop(token, None)
+        for pair in table.pairs:
+            self.pairs.pop(pair, None)
         for link in list(table.links):
             link.transport.abortConnection()
 
@@ -257,7 +286,8 @@ class RelayConnection(Protocol):
         self.opened_at = relay.clock.seconds()
         self.active_at = self.opened_at
         self.request = b""
-        self.token: bytes | None = None
+        self.pair: bytes | None = None
+        self.secret: bytes | None = None  # compared, never logged
         self.role: RelayRole | None = None
         self.table: RelayTable | None = None
         self.waiting_since: float | None = None
@@ -278,7 +308,7 @@ class RelayConnection(Protocol):
             if self.relay.carried(self, len(data)):
                 self.partner.transport.write(data)
             return
-        if self.token is not None:  # waiting: nothing may come before the answer
+        if self.pair is not None:  # waiting: nothing may come before the answer
             self._cut("sent bytes before its link was spliced")
             return
         self.request += data
@@ -288,11 +318,11 @@ class RelayConnection(Protocol):
             self._cut("sent bytes after its request, before the answer")
             return
         try:
-            role, token = decode_request(self.request)
+            role, pair, secret = decode_request(self.request)
         except RelayFormatError as error:
             self._cut(str(error))
             return
-        self.relay.requested(self, role, token)
+        self.relay.requested(self, role, pair, secret)
 
     def join(self, partner: RelayConnection) -> None:
         self.partner = partner

@@ -18,7 +18,7 @@ for all. `--listen HOST`: the address to listen on (127.0.0.1 by default).
 - `cut`: aborts the link some way into it;
 - `replay`: sends again, some way into the link, bytes it carried earlier on it;
 - `cross`: joins an end of one link of a table to the other end of another of its links
-  (what a token replayed by someone else, or a relay that pairs wrongly, does).
+  (what a relay that pairs wrongly does).
 
 The first stdout line is the lobby's: `bean-lobby listening on HOST:PORT`; then a line
 `spliced` for each link it joins and `misbehaved KIND` for each attack made.
@@ -105,23 +105,26 @@ class HostileRelay(Relay):
         say(f"misbehaved {kind}")
         return True
 
-    def requested(self, connection: RelayConnection, role: RelayRole, token: bytes) -> None:
-        table = self.tokens.get(token)
+    def requested(
+        self, connection: RelayConnection, role: RelayRole, pair: bytes, secret: bytes
+    ) -> None:
+        table = self.pairs.get(pair)
         if table is not None and self.kind == "cross" and self.attacks_left > 0:
-            other = self._other_link_waiting(table, token, role)
+            other = self._other_link_waiting(table, pair, role)
             if other is not None and self.attack("cross"):
-                connection.table, connection.role, connection.token = table, role, token
-                del self.waiting[(other.token, other.role)]  # type: ignore[index]
+                connection.table, connection.role = table, role
+                connection.pair, connection.secret = pair, secret
                 self._splice(table, other, connection, self.clock.seconds())
                 return
-        super().requested(connection, role, token)
+        super().requested(connection, role, pair, secret)
 
     def _other_link_waiting(
-        self, table: RelayTable, token: bytes, role: RelayRole
+        self, table: RelayTable, pair: bytes, role: RelayRole
     ) -> RelayConnection | None:
-        for (waiting_token, waiting_role), waiting in self.waiting.items():
-            if waiting_token != token and waiting_role != role and waiting.table is table:
-                return waiting
+        for (waiting_pair, waiting_role), end in self.waiting.items():
+            for waiting in end.values():
+                if waiting_pair != pair and waiting_role != role and waiting.table is table:
+                    return waiting
         return None
 
     def _splice(

@@ -9,12 +9,14 @@ import socketserver
 import subprocess
 import threading
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
 import pytest_twisted
 from twisted.internet import reactor
+from twisted.internet.defer import Deferred
 from twisted.internet.endpoints import TCP4ClientEndpoint
 from twisted.internet.protocol import Factory, Protocol, connectionDone
 from twisted.internet.task import Clock, deferLater
@@ -25,7 +27,14 @@ from client.net.relayed import RelayEndpoint, RelayRefused
 from lobby.limits import LobbyLimits
 from protocol.identity import Identity
 from protocol.messages import GameStart, RoomOptions, Seat
-from protocol.relay import RELAY_MAGIC, RelayRole, RelayStatus, encode_request, relay_token
+from protocol.relay import (
+    RELAY_MAGIC,
+    RelayRole,
+    RelayStatus,
+    encode_request,
+    relay_pair,
+    relay_secret,
+)
 from tests.lobby_support import RunningLobby, start_lobby
 from tests.processes import BIN, LOCAL, isolated_env, lobby_process
 from tests.waiting import Watched, within
@@ -48,33 +57,51 @@ class Ends(Protocol, Watched):
         self.changed()
 
 
-def table(*identities: Identity) -> GameStart:
+Link = tuple[bytes, bytes]  # what an end presents: the link's pair id and its secret
+
+
+@dataclass(frozen=True)
+class Table:
+    """A roster, and the identity of each of its seats (which the tests play)."""
+
+    roster: GameStart
+    identities: tuple[Identity, ...]
+
+    def link(self, seat: int, other: int) -> Link:
+        """The link between `seat` and `other` as `seat` derives it (`other` derives the
+        same)."""
+        game_id, key = self.roster.game_id, self.roster.seats[other].public_key
+        identity = self.identities[seat]
+        return relay_pair(game_id, identity.public_key, key), relay_secret(game_id, identity, key)
+
+
+def table(*identities: Identity) -> Table:
     seats = tuple(
         Seat(name=f"p{n}", public_key=identity.public_key, host="10.9.9.9", port=4000 + n)
         for n, identity in enumerate(identities)
     )
-    return GameStart(room_id=1, game_id=secrets.token_bytes(16), seats=seats, options=RoomOptions())
+    roster = GameStart(
+        room_id=1, game_id=secrets.token_bytes(16), seats=seats, options=RoomOptions()
+    )
+    return Table(roster, identities)
 
 
-def token_of(roster: GameStart, a: int, b: int) -> bytes:
-    seats = roster.seats
-    return relay_token(roster.game_id, seats[a].public_key, seats[b].public_key)
+def made_up() -> Link:
+    return secrets.token_bytes(32), secrets.token_bytes(32)
 
 
-def end(running: RunningLobby, role: RelayRole, token: bytes) -> RelayEndpoint:
-    return RelayEndpoint(reactor, "127.0.0.1", running.port, role, token)
+def end(running: RunningLobby, role: RelayRole, link: Link) -> RelayEndpoint:
+    return RelayEndpoint(reactor, "127.0.0.1", running.port, role, *link)
 
 
-async def spliced(running: RunningLobby, token: bytes) -> tuple[Ends, Ends]:
-    dialler = end(running, RelayRole.DIALS, token).connect(Factory.forProtocol(Ends))
-    accepter = end(running, RelayRole.ACCEPTS, token).connect(Factory.forProtocol(Ends))
+async def spliced(running: RunningLobby, link: Link) -> tuple[Ends, Ends]:
+    dialler = end(running, RelayRole.DIALS, link).connect(Factory.forProtocol(Ends))
+    accepter = end(running, RelayRole.ACCEPTS, link).connect(Factory.forProtocol(Ends))
     return await within(dialler), await within(accepter)
 
 
 async def refused(endpoint: RelayEndpoint) -> RelayStatus | None:
-    with pytest.raises(RelayRefused) as caught:
-        await within(endpoint.connect(Factory.forProtocol(Ends)))
-    return caught.value.status
+    return await refused_as(endpoint.connect(Factory.forProtocol(Ends)))
 
 
 async def raw(running: RunningLobby, first: bytes) -> Ends:
@@ -94,6 +121,11 @@ def quiet(running: RunningLobby) -> bool:
     return not relay.connections and not relay.unmatched and not relay.waiting
 
 
+def ends_waiting(running: RunningLobby) -> int:
+    """The connections waiting at the relay for their other end, at every end."""
+    return sum(len(end) for end in running.factory.relay.waiting.values())
+
+
 @pytest_twisted.ensureDeferred
 async def test_the_seats_pinned_tls_runs_through_the_relay_unchanged() -> None:
     """Two seats of an introduced table meet at the relay; the dialler's TLS pins the
@@ -102,14 +134,13 @@ async def test_the_seats_pinned_tls_runs_through_the_relay_unchanged() -> None:
     running = await lobby()
     try:
         one, two = Identity.generate(), Identity.generate()
-        roster = table(one, two, Identity.generate())
-        running.factory.relay.introduce(roster)
-        token = token_of(roster, 0, 1)
-        accepted = end(running, RelayRole.ACCEPTS, token).connect(
+        seats = table(one, two, Identity.generate())
+        running.factory.relay.introduce(seats.roster)
+        accepted = end(running, RelayRole.ACCEPTS, seats.link(1, 0)).connect(
             accept(Factory.forProtocol(Ends), two, True, reactor)
         )
         dialling = dial(
-            end(running, RelayRole.DIALS, token),
+            end(running, RelayRole.DIALS, seats.link(0, 1)),
             one,
             lambda key: key == two.public_key,
             reactor,
@@ -135,34 +166,28 @@ async def test_the_seats_pinned_tls_runs_through_the_relay_unchanged() -> None:
 
 
 @pytest_twisted.ensureDeferred
-async def test_only_the_tokens_of_introduced_tables_are_spliced_and_never_across_tables() -> None:
-    """A token the lobby did not derive is refused at once; the tokens of two tables never
-    meet (each waits for its own other end, and times out); the same end of one link only
+async def test_only_the_pairs_of_introduced_tables_are_spliced_and_never_across_tables() -> None:
+    """A pair id the lobby did not derive is refused at once; the links of two tables never
+    meet (each end waits for its own other end, and times out); the same end of one link only
     once (a newer connection replaces it); and a relay turned off says so."""
     clock = Clock()
     running = await lobby(clock)
     try:
-        assert await refused(end(running, RelayRole.DIALS, secrets.token_bytes(32))) == (
-            RelayStatus.UNKNOWN
-        )
+        assert await refused(end(running, RelayRole.DIALS, made_up())) == RelayStatus.UNKNOWN
         first, second = (
             table(*(Identity.generate() for _ in range(3))),
             table(*(Identity.generate() for _ in range(3))),
         )
-        for roster in (first, second):
-            running.factory.relay.introduce(roster)
-        one = end(running, RelayRole.DIALS, token_of(first, 0, 1)).connect(
-            Factory.forProtocol(Ends)
-        )
-        other = end(running, RelayRole.ACCEPTS, token_of(second, 0, 1)).connect(
+        for seats in (first, second):
+            running.factory.relay.introduce(seats.roster)
+        one = end(running, RelayRole.DIALS, first.link(0, 1)).connect(Factory.forProtocol(Ends))
+        other = end(running, RelayRole.ACCEPTS, second.link(1, 0)).connect(
             Factory.forProtocol(Ends)
         )
         relay = running.factory.relay
-        await until(lambda: len(relay.waiting) == 2)
+        await until(lambda: ends_waiting(running) == 2)
         assert relay.spliced == 0
-        again = end(running, RelayRole.DIALS, token_of(first, 0, 1)).connect(
-            Factory.forProtocol(Ends)
-        )
+        again = end(running, RelayRole.DIALS, first.link(0, 1)).connect(Factory.forProtocol(Ends))
         with pytest.raises(RelayRefused) as replaced:
             await within(one)
         assert replaced.value.status == RelayStatus.REPLACED
@@ -176,9 +201,9 @@ async def test_only_the_tokens_of_introduced_tables_are_spliced_and_never_across
         await running.stop()
     off = await start_lobby_without_relay()
     try:
-        roster = table(*(Identity.generate() for _ in range(3)))
-        off.factory.relay.introduce(roster)
-        assert await refused(end(off, RelayRole.DIALS, token_of(roster, 0, 1))) == RelayStatus.OFF
+        seats = table(*(Identity.generate() for _ in range(3)))
+        off.factory.relay.introduce(seats.roster)
+        assert await refused(end(off, RelayRole.DIALS, seats.link(0, 1))) == RelayStatus.OFF
     finally:
         await off.stop()
 
@@ -204,6 +229,105 @@ async def until(condition: Callable[[], bool], seconds: float = 10.0) -> None:
 
 
 @pytest_twisted.ensureDeferred
+async def test_a_player_at_the_table_cannot_take_one_end_of_another_pairs_relayed_link() -> None:
+    """Seats 0 and 1 cannot reach each other; seat 2, hostile, holds the roster: it derives
+    their link's pair id, and the secrets it shares with each of them, but not theirs. Seat 1
+    waits at the relay; seat 2 comes as the dialler before seat 0, with every secret it can
+    derive and one made up. The relay splices none of them to seat 1 (on the code before,
+    whose token came from public keys only, it spliced the first: relay.spliced == 1); seat 0,
+    coming after, is spliced to seat 1, and seat 2's connections wait alone until they time
+    out."""
+    clock = Clock()
+    running = await lobby(clock)
+    try:
+        seats = table(*(Identity.generate() for _ in range(3)))
+        relay = running.factory.relay
+        relay.introduce(seats.roster)
+        honest_accepter = end(running, RelayRole.ACCEPTS, seats.link(1, 0)).connect(
+            Factory.forProtocol(Ends)
+        )
+        await until(lambda: ends_waiting(running) == 1)
+        pair = relay_pair(
+            seats.roster.game_id, *(seat.public_key for seat in seats.roster.seats[:2])
+        )
+        guesses = (seats.link(2, 0)[1], seats.link(2, 1)[1], secrets.token_bytes(32))
+        hijackers = [
+            end(running, RelayRole.DIALS, (pair, guess)).connect(Factory.forProtocol(Ends))
+            for guess in guesses
+        ]
+        await until(lambda: relay.spliced == 1 or ends_waiting(running) == 1 + len(guesses))
+        assert relay.spliced == 0, "the relay joined a third seat to one end of another link"
+        honest_dialler = end(running, RelayRole.DIALS, seats.link(0, 1)).connect(
+            Factory.forProtocol(Ends)
+        )
+        dialler, accepter = await within(honest_dialler), await within(honest_accepter)
+        dialler.transport.write(b"from seat 0 to seat 1")
+        await accepter.when(lambda e: bytes(e.received) == b"from seat 0 to seat 1")
+        assert relay.spliced == 1
+        clock.advance(LobbyLimits().relay_wait_seconds + 1)
+        assert [await refused_as(hijacker) for hijacker in hijackers] == [
+            RelayStatus.TIMED_OUT
+        ] * len(guesses)
+    finally:
+        clock.advance(LobbyLimits().relay_wait_seconds + 1)
+        await running.stop()
+
+
+@pytest_twisted.ensureDeferred
+async def test_made_up_secrets_at_the_ends_of_a_link_are_held_at_most_so_many_each() -> None:
+    """A seat of the table waits at both ends of another pair's link with many made-up
+    secrets: the relay holds at most relay_candidates_per_end at each end, refusing the oldest
+    as replaced to make room for each newcomer. The honest accepter, the oldest, is pushed out
+    so (a hostile seat can deny a relayed link by racing, never join it); it comes again, as
+    the mesh does, gets a place, and the honest dialler is spliced to it."""
+    clock = Clock()
+    bound, flood = 3, 20
+    running = await lobby(clock, relay_candidates_per_end=bound)
+    try:
+        seats = table(*(Identity.generate() for _ in range(3)))
+        relay = running.factory.relay
+        relay.introduce(seats.roster)
+        first_accepter = end(running, RelayRole.ACCEPTS, seats.link(1, 0)).connect(
+            Factory.forProtocol(Ends)
+        )
+        await until(lambda: ends_waiting(running) == 1)
+        pair = seats.link(0, 1)[0]
+        made_up_ends = [
+            end(running, RelayRole(n % 2), (pair, secrets.token_bytes(32))).connect(
+                Factory.forProtocol(Ends)
+            )
+            for n in range(flood)
+        ]
+        await until(lambda: relay.refused[RelayStatus.REPLACED] == flood + 1 - 2 * bound)
+        assert [len(candidates) for candidates in relay.waiting.values()] == [bound, bound]
+        assert await refused_as(first_accepter) == RelayStatus.REPLACED
+        accepter_again = end(running, RelayRole.ACCEPTS, seats.link(1, 0)).connect(
+            Factory.forProtocol(Ends)
+        )
+        honest_dialler = end(running, RelayRole.DIALS, seats.link(0, 1)).connect(
+            Factory.forProtocol(Ends)
+        )
+        dialler, accepter = await within(honest_dialler), await within(accepter_again)
+        dialler.transport.write(b"still joined")
+        await accepter.when(lambda e: bytes(e.received) == b"still joined")
+        assert relay.spliced == 1 and ends_waiting(running) <= 2 * bound
+        clock.advance(LobbyLimits().relay_wait_seconds + 1)
+        statuses = {await refused_as(made_up_end) for made_up_end in made_up_ends}
+        assert statuses == {RelayStatus.REPLACED, RelayStatus.TIMED_OUT}
+        dialler.transport.loseConnection()
+        await until(lambda: quiet(running))
+    finally:
+        await running.stop()
+
+
+async def refused_as(connecting: Deferred[Ends]) -> RelayStatus | None:
+    """The status a relay end's connection was refused with."""
+    with pytest.raises(RelayRefused) as caught:
+        await within(connecting)
+    return caught.value.status
+
+
+@pytest_twisted.ensureDeferred
 async def test_a_table_gets_its_links_and_bytes_and_no_more_and_a_silent_link_is_cut() -> None:
     """Past the table's links at once the relay answers busy; past its bytes every link of
     the table is cut and it relays no more for it; a spliced link silent for the idle time
@@ -211,15 +335,14 @@ async def test_a_table_gets_its_links_and_bytes_and_no_more_and_a_silent_link_is
     clock = Clock()
     running = await lobby(clock, relay_links_per_table=2, relay_bytes_per_table=4096)
     try:
-        roster = table(*(Identity.generate() for _ in range(3)))
-        running.factory.relay.introduce(roster)
-        dialler, accepter = await spliced(running, token_of(roster, 0, 1))
-        waiting = end(running, RelayRole.DIALS, token_of(roster, 0, 2)).connect(
+        seats = table(*(Identity.generate() for _ in range(3)))
+        running.factory.relay.introduce(seats.roster)
+        dialler, accepter = await spliced(running, seats.link(0, 1))
+        zero_two = end(running, RelayRole.DIALS, seats.link(0, 2)).connect(
             Factory.forProtocol(Ends)
         )
-        relay = running.factory.relay
-        await until(lambda: len(relay.waiting) == 1)
-        assert await refused(end(running, RelayRole.ACCEPTS, token_of(roster, 0, 2))) == (
+        await until(lambda: ends_waiting(running) == 1)
+        assert await refused(end(running, RelayRole.ACCEPTS, seats.link(2, 0))) == (
             RelayStatus.BUSY
         )
         dialler.transport.write(bytes(3000))
@@ -227,17 +350,15 @@ async def test_a_table_gets_its_links_and_bytes_and_no_more_and_a_silent_link_is
         dialler.transport.write(bytes(2000))
         await dialler.when(lambda e: e.gone)
         await accepter.when(lambda e: e.gone)
-        assert await refused(end(running, RelayRole.DIALS, token_of(roster, 1, 2))) == (
-            RelayStatus.BUSY
-        )
+        assert await refused(end(running, RelayRole.DIALS, seats.link(1, 2))) == (RelayStatus.BUSY)
         other = table(*(Identity.generate() for _ in range(3)))
-        running.factory.relay.introduce(other)
-        dialler, accepter = await spliced(running, token_of(other, 0, 1))
+        running.factory.relay.introduce(other.roster)
+        dialler, accepter = await spliced(running, other.link(0, 1))
         clock.advance(LobbyLimits().relay_idle_seconds + 2)
         await dialler.when(lambda e: e.gone)
         await accepter.when(lambda e: e.gone)
         with pytest.raises(RelayRefused) as late:  # the dialler of 0-2 waited all along
-            await within(waiting)
+            await within(zero_two)
         assert late.value.status == RelayStatus.TIMED_OUT
         await until(lambda: quiet(running))
     finally:
@@ -246,7 +367,7 @@ async def test_a_table_gets_its_links_and_bytes_and_no_more_and_a_silent_link_is
 
 @pytest_twisted.ensureDeferred
 async def test_a_non_player_abusing_the_relay_costs_the_lobby_a_bounded_amount() -> None:
-    """Random tokens are refused at once and leave nothing held; connections that say
+    """Random pair ids are refused at once and leave nothing held; connections that say
     nothing, or half a request, are held at most so many, from one address and in all, and
     each for a bounded time; bytes sent before the splice cut the connection; through it all
     the lobby relays a real table's link."""
@@ -262,10 +383,7 @@ async def test_a_non_player_abusing_the_relay_costs_the_lobby_a_bounded_amount()
     relay = running.factory.relay
     front = running.service.getServiceNamed("listener").front
     try:
-        statuses = [
-            await refused(end(running, RelayRole(n % 2), secrets.token_bytes(32)))
-            for n in range(100)
-        ]
+        statuses = [await refused(end(running, RelayRole(n % 2), made_up())) for n in range(100)]
         assert set(statuses) == {RelayStatus.UNKNOWN}
         await until(lambda: quiet(running))
 
@@ -283,17 +401,17 @@ async def test_a_non_player_abusing_the_relay_costs_the_lobby_a_bounded_amount()
         refusals = [h.received for h in halves if h.gone]
         assert all(r.endswith(bytes([RelayStatus.BUSY])) for r in refusals), refusals
 
-        roster = table(*(Identity.generate() for _ in range(3)))
-        relay.introduce(roster)
-        token = token_of(roster, 0, 1)
-        early = await raw(running, encode_request(RelayRole.DIALS, token) + b"too soon")
+        seats = table(*(Identity.generate() for _ in range(3)))
+        relay.introduce(seats.roster)
+        link = seats.link(0, 1)
+        early = await raw(running, encode_request(RelayRole.DIALS, *link) + b"too soon")
         await early.when(lambda e: e.gone)
         clock.advance(6)
         for half in halves:
             await half.when(lambda e: e.gone)
         await until(lambda: quiet(running))
 
-        dialler, accepter = await spliced(running, token)
+        dialler, accepter = await spliced(running, link)
         dialler.transport.write(b"still relaying")
         await accepter.when(lambda e: bytes(e.received) == b"still relaying")
         dialler.transport.loseConnection()
@@ -308,9 +426,9 @@ async def test_a_real_bean_lobby_relays_the_table_it_introduced_and_not_with_no_
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A bean-lobby process: three players quick-match and get the roster; two of them meet
-    at the relay with their link's token and are spliced, and `bean-client netcheck` says the
-    lobby relays. A bean-lobby run with --no-relay answers that it does not relay, and
-    netcheck says so."""
+    at the relay with their link's pair id and secret and are spliced, and `bean-client
+    netcheck` says the lobby relays. A bean-lobby run with --no-relay answers that it does not
+    relay, and netcheck says so."""
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
     env = isolated_env(tmp_path)
     with lobby_process(env) as (port, _):
@@ -326,10 +444,13 @@ async def test_a_real_bean_lobby_relays_the_table_it_introduced_and_not_with_no_
         finally:
             for player in players:
                 await within(player.close())
-        token = token_of(roster, 0, 2)
+        by_key = {player.identity.public_key: player.identity for player in players}
+        seats = Table(roster, tuple(by_key[seat.public_key] for seat in roster.seats))
         ends = [
-            RelayEndpoint(reactor, LOCAL, port, role, token).connect(Factory.forProtocol(Ends))
-            for role in RelayRole
+            RelayEndpoint(reactor, LOCAL, port, role, *seats.link(seat, 2 - seat)).connect(
+                Factory.forProtocol(Ends)
+            )
+            for role, seat in zip(RelayRole, (0, 2), strict=True)
         ]
         dialler, accepter = [await within(one) for one in ends]
         dialler.transport.write(b"through a real lobby")
@@ -340,7 +461,7 @@ async def test_a_real_bean_lobby_relays_the_table_it_introduced_and_not_with_no_
         assert said.startswith(f"The lobby at {LOCAL}:{port} relays: players who cannot"), said
     command = [str(BIN / "bean-lobby"), "--listen", f"tcp:0:interface={LOCAL}", "--no-relay"]
     with lobby_process(env, command=command) as (port, _):
-        asking = RelayEndpoint(reactor, LOCAL, port, RelayRole.DIALS, token)
+        asking = RelayEndpoint(reactor, LOCAL, port, RelayRole.DIALS, *seats.link(0, 2))
         with pytest.raises(RelayRefused) as off:
             await within(asking.connect(Factory.forProtocol(Ends)))
         assert off.value.status == RelayStatus.OFF

@@ -84,7 +84,7 @@ def test_a_hostile_relay_names_nobody(tmp_path, kind):
     assert f"misbehaved {kind}" in said, said
     if kind in ("drop", "cut", "replay"):  # a link it broke was joined again
         assert said.count("spliced") > 3, said
-    # (a crossed end may meet the right seat through another link's token: that link stands)
+    # (a crossed end may meet the right seat of another link: that link stands)
 
 
 @pytest.mark.slow

@@ -43,7 +43,7 @@ from client.net.faults import FrameFaults
 from client.net.lan_checks import PeerRefused, explain_peer_link_failure
 from client.net.relayed import RELAY_AFTER, DirectFirst, NoPath, RelayEndpoint, RelayRefused
 from protocol.cards import MAX_PLAYERS
-from protocol.identity import Identity, fingerprint
+from protocol.identity import Identity, KeyAgreementError, SignatureError, fingerprint
 from protocol.messages import PROTOCOL_VERSION, FrameDecoder, GameStart, Message, MessageError
 from protocol.messages import encode as encode_message
 from protocol.messages import frame as make_frame
@@ -55,7 +55,7 @@ from protocol.peer_messages import (
     PeerHello,
     TableRefusal,
 )
-from protocol.relay import RelayRole, RelayStatus, relay_token
+from protocol.relay import RelayRole, RelayStatus, relay_pair, relay_secret
 from protocol.sealed import describe_key
 
 log = Logger()
@@ -338,8 +338,8 @@ class PeerLink(Protocol):
         first on every link (before the hellos, either way)."""
         right = not self.sealed or self.peer_key == mesh.roster.seats[seat].public_key
         if not right and self.relayed:
-            # Not the roster's doing: the relay (or a seat that took this link's token) put
-            # another machine at the other end. The link fails, and is tried again.
+            # Not the roster's doing: the relay put another machine at the other end (nobody
+            # else can: the link's secret is the two seats'). The link fails, and is tried again.
             self._fail(
                 f"the lobby's relay joined the link to seat {seat} to a machine with "
                 f"{describe_key(self.peer_key)}: link refused"
@@ -716,11 +716,18 @@ class Mesh:
             self.why_relayed[link.seat] = str(problem)
 
     def _relay_end(self, seat: int, role: RelayRole) -> RelayEndpoint | None:
+        """This end of the link to `seat` at the lobby's relay: its pair id, and the secret
+        only this seat and that one can derive (None if the lobby does not relay, or the
+        roster's key for `seat` is one nobody can hold: no secret can be agreed with it)."""
         if self.relay is None:
             return None
-        keys = self.roster.seats[seat].public_key, self.identity.public_key
-        token = relay_token(self.roster.game_id, *keys)
-        return RelayEndpoint(self.reactor, self.relay[0], self.relay[1], role, token)
+        game_id, peer_key = self.roster.game_id, self.roster.seats[seat].public_key
+        try:
+            secret = relay_secret(game_id, self.identity, peer_key)
+        except (SignatureError, KeyAgreementError):  # a lobby's roster that lies: no relay
+            return None
+        pair = relay_pair(game_id, self.identity.public_key, peer_key)
+        return RelayEndpoint(self.reactor, self.relay[0], self.relay[1], role, pair, secret)
 
     # --- the relay, from the accepting end ---
 
@@ -737,7 +744,8 @@ class Mesh:
         if self.closed or seat in self.links:
             return
         endpoint = self._relay_end(seat, RelayRole.ACCEPTS)
-        assert endpoint is not None
+        if endpoint is None:
+            return
         waiting = endpoint.connect(self.listener.accepting)
         self._relay_waits[seat] = waiting
         waiting.addCallbacks(

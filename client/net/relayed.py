@@ -4,8 +4,8 @@ relay (lobby/relay.py, protocol/relay.py) when the peers cannot reach each other
 These are Twisted client endpoints, below the mesh's link logic: whichever way the bytes go,
 the mesh runs the same pinned TLS link, the same hellos and the same frames over them.
 
-- `RelayEndpoint`: a TCP connection to the lobby that asks for one link (its token, this end's
-  role) and, once the lobby has spliced it to the other end, is that link;
+- `RelayEndpoint`: a TCP connection to the lobby that asks for one link (its pair id and
+  secret, this end's role) and, once the lobby has spliced it to the other end, is that link;
 - `DirectFirst`: the peer's address first (every address its name resolves to), and the relay
   if the direct attempt has failed or has not connected within `relay_after` seconds.
 """
@@ -32,7 +32,8 @@ from protocol.relay import (
     decode_answer,
     encode_request,
 )
-from protocol.relay import TOKEN_BYTES as RELAY_TOKEN_BYTES
+from protocol.relay import PAIR_BYTES as RELAY_PAIR_BYTES
+from protocol.relay import SECRET_BYTES as RELAY_SECRET_BYTES
 
 RELAY_AFTER = 3.0  # seconds a direct dial may take before the relay is tried too
 RELAY_CONNECT_TIMEOUT = 10.0  # to open the TCP connection to the lobby
@@ -111,8 +112,9 @@ class _AskRelay(Protocol):
 
 @implementer(IStreamClientEndpoint)
 class RelayEndpoint:
-    """One link through the lobby's relay at host:port: this end `role`, the link `token`.
-    Connects once the lobby has spliced both ends (fails with RelayRefused otherwise)."""
+    """One link through the lobby's relay at host:port: this end `role` of the link `pair`,
+    whose two seats both know `secret`. Connects once the lobby has spliced both ends (fails
+    with RelayRefused otherwise)."""
 
     def __init__(
         self,
@@ -120,13 +122,14 @@ class RelayEndpoint:
         host: str,
         port: int,
         role: RelayRole,
-        token: bytes,
+        pair: bytes,
+        secret: bytes,
         wait: float = RELAY_WAIT,
     ) -> None:
         self.reactor = reactor
         self.host = host
         self.port = port
-        self.request = encode_request(role, token)
+        self.request = encode_request(role, pair, secret)
         self.wait = wait
 
     def connect(self, factory: IProtocolFactory) -> Deferred[Any]:
@@ -237,9 +240,11 @@ class DirectFirst:
 
 async def relay_answers(reactor: Any, host: str, port: int) -> str:
     """Whether the lobby at host:port relays, in words (`netcheck`): it is asked for a link
-    with a token no table has, which a relaying lobby refuses as unknown."""
-    token = secrets.token_bytes(RELAY_TOKEN_BYTES)
-    asking = RelayEndpoint(reactor, host, port, RelayRole.DIALS, token, wait=RELAY_CONNECT_TIMEOUT)
+    with a pair id no table has, which a relaying lobby refuses as unknown."""
+    pair, secret = secrets.token_bytes(RELAY_PAIR_BYTES), secrets.token_bytes(RELAY_SECRET_BYTES)
+    asking = RelayEndpoint(
+        reactor, host, port, RelayRole.DIALS, pair, secret, wait=RELAY_CONNECT_TIMEOUT
+    )
     where = f"The lobby at {host}:{port}"
     try:
         protocol = await asking.connect(Factory.forProtocol(Protocol))
@@ -263,5 +268,5 @@ async def relay_answers(reactor: Any, host: str, port: int) -> str:
     except Exception as error:
         problem = explain_lobby_error(error, host, port)
         return f"{where} could not be asked whether it relays: {problem}"
-    protocol.transport.abortConnection()  # a relay never joins a token no table has
+    protocol.transport.abortConnection()  # a relay never joins a pair no table has
     return f"{where} joined a link nobody asked for: it is not a bean-lobby relay."
