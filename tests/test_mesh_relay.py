@@ -22,7 +22,7 @@ from client.net.relayed import DirectFirst, NoPath, RelayRefused
 from protocol.identity import Identity
 from protocol.messages import GameStart, RoomOptions, Seat
 from protocol.peer_messages import PeerChat
-from protocol.relay import RelayStatus
+from protocol.relay import RelayRole, RelayStatus
 from tests.lobby_support import start_lobby
 from tests.relay import LinkProfile, Relay
 from tests.test_lobby_relay import quiet, until
@@ -217,3 +217,23 @@ def test_a_cancelled_dial_asks_no_relay_and_leaves_nothing_behind() -> None:
     result.cancel()
     assert direct.attempts[0].called and not relay.attempts
     assert not clock.getDelayedCalls()
+
+
+def test_a_roster_key_nobody_can_hold_gets_no_relay_end() -> None:
+    """A lobby's roster that gives a seat a key of small order: no secret can be agreed with
+    it, so this seat neither dials nor waits for that link at the relay (no traceback), while
+    a usable key gets its relay end."""
+    identity, other = Identity.generate(), Identity.generate()
+    seats = (
+        Seat("p0", bytes(32), LOCAL, 4000),
+        Seat("p1", identity.public_key, LOCAL, 4001),
+        Seat("p2", other.public_key, LOCAL, 4002),
+    )
+    roster = GameStart(1, secrets.token_bytes(16), seats, RoomOptions())
+    clock = Clock()
+    listener = PeerListener(clock, identity)
+    mesh = Mesh(clock, identity, roster, 1, Events(), listener, relay=(LOCAL, 7777))
+    assert mesh._relay_end(0, RelayRole.ACCEPTS) is None
+    mesh._wait_at_relay(0)
+    assert not mesh._relay_waits
+    assert mesh._relay_end(2, RelayRole.DIALS) is not None
