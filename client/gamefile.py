@@ -22,12 +22,13 @@ import msgpack
 from protocol.messages import GameStart
 from protocol.table import AgreedTable
 
-#: 4: as 3, for the deck protocol whose shuffles are proved by one argument (protocol 4).
-#: 3: every message of this seat recorded and synced before it is sent. 2: only those with
-#: moves, and `passive_until` records; 1: as 3, unsynced. Formats 1 to 3 hold games dealt
-#: with cut-and-choose proofs, which this version can no longer check or replay.
-FORMAT = 4
-OLDER = (1, 2, 3)
+#: 5: as 3, for protocol 5 (the shuffle argument travels with the shuffler's relock). 4: as
+#: 3, for protocol 4 (the argument travels with the shuffle). 3: every message of this seat
+#: recorded and synced before it is sent. 2: only those with moves, and `passive_until`
+#: records; 1: as 3, unsynced. Formats 1 to 4 hold games of older deck protocols (1 to 3
+#: proved by cut-and-choose), which this version can no longer check or replay.
+FORMAT = 5
+OLDER = (1, 2, 3, 4)
 _PREFIX = struct.Struct(">I")
 MAX_RECORD = 64 * 1024 * 1024
 
@@ -153,7 +154,7 @@ class GameFile:
         if header is not None and header.get("kind") == "header" and header.get("format") in OLDER:
             raise GameFileError(
                 f"{path} is a game from an older protocol of bohnanza-p2p (game file format "
-                f"{header['format']}, shuffles proved by cut-and-choose); this version reads "
+                f"{header['format']}); this version reads "
                 f"format {FORMAT} only, so it cannot audit, replay or resume that game"
             )
         if header is None or header.get("kind") != "header" or header.get("format") != FORMAT:

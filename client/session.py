@@ -14,7 +14,7 @@ import argparse
 import secrets
 import sys
 from collections.abc import Awaitable, Callable, Mapping
-from concurrent.futures import Executor, ThreadPoolExecutor
+from concurrent.futures import Executor, Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
@@ -35,6 +35,7 @@ from client.net import (
     load_or_create,
 )
 from client.table_setup import TableRefused, TableSetup, table_lines
+from protocol.deck import BACKGROUND_WORK
 from protocol.identity import Identity
 from protocol.messages import GameStart, MessageError, RoomOptions
 from protocol.table import RoomTerms, below_the_floor
@@ -303,8 +304,27 @@ async def play_game(
     return game, outcome
 
 
-def deck_workers() -> ThreadPoolExecutor:
-    return ThreadPoolExecutor(DECK_WORKERS, thread_name_prefix="deck")
+class DeckWorkers(Executor):
+    """The deck's threads: its bulk work on the deck's chain, and beside it, on threads of its
+    own, the background work (`BACKGROUND_WORK`: the proofs this seat checks and its own
+    shuffle argument), which would otherwise queue ahead of the chain's next multiplications
+    and hold up every seat."""
+
+    def __init__(self) -> None:
+        self.chain = ThreadPoolExecutor(DECK_WORKERS, thread_name_prefix="deck")
+        self.background = ThreadPoolExecutor(DECK_WORKERS, thread_name_prefix="deck-proofs")
+
+    def submit(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Future[Any]:
+        pool = self.background if fn in BACKGROUND_WORK else self.chain
+        return pool.submit(fn, *args, **kwargs)
+
+    def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
+        for pool in (self.chain, self.background):
+            pool.shutdown(wait, cancel_futures=cancel_futures)
+
+
+def deck_workers() -> DeckWorkers:
+    return DeckWorkers()
 
 
 async def join_and_play(

@@ -73,7 +73,7 @@ from protocol.steps import (
     check_own_actions,
 )
 
-LOCKSTEP_VERSION = 2  # 2: the deck's shuffle argument, proofs on or off
+LOCKSTEP_VERSION = 3  # 2: the shuffle argument, proofs on or off; 3: the argument comes later
 
 
 @dataclass(frozen=True)

@@ -22,7 +22,9 @@ import msgpack
 # 3: signed holdings in place of heartbeats (a withholder is named on its own word).
 # 4: the room option `proofs` (on or off) in place of `proof_rounds`: the deck proves each
 # shuffle with one argument instead of rounds of cut-and-choose.
-PROTOCOL_VERSION = 4
+# 5: the shuffle argument travels with the shuffler's relock, not with its shuffle (on
+# ristretto255: a deck message of version 4 cannot be read).
+PROTOCOL_VERSION = 5
 
 #: Largest frame a client may send to the lobby: the biggest is a chat line of 500 characters.
 LOBBY_REQUEST_MAX_FRAME = 4096

@@ -4,10 +4,12 @@ Every player is a separate DeckPlayer; they exchange msgpack-encoded messages on
 round schedule, as the lockstep will. The critical path models k machines working in parallel:
 a seat produces its round-r message once it has processed round r-1, and processes round r once
 every seat's round-r message is in. Each seat gets the same executor (the two cores of this
-machine), since on a LAN every seat has its own machine. A seat checks the other seats' proofs
-while the deck goes on (`PublicDeck`): here each such check is timed on its own and put on that
-seat's second core, from the moment the shuffle arrived, and the seat's last round
-ends no earlier than its last check. Figures per player count, with proofs off and on: the
+machine), since on a LAN every seat has its own machine. Beside the deck's chain a seat proves
+its own shuffle and checks the other seats' proofs (`BACKGROUND_WORK`, on threads of their own
+in the client): here each such job is timed on its own and put on the seat's two cores in the
+model (`SeatCores`), where it runs only while the seat's main line does not; the seat sends
+its argument no earlier than it is proved, and its last round ends no earlier than its last
+check. Figures per player count, with proofs off and on: the
 critical path of the whole epoch (shuffle + relock, with the proofs it carries),
 the CPU seconds of all players together, the time each player spends receiving and checking
 (mean over players), and the bytes each player sends (mean and max). Without proofs the
@@ -26,6 +28,7 @@ each smaller discard pile). `--audit-only` measures just that.
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import os
 import resource
@@ -40,7 +43,7 @@ from dataclasses import dataclass
 import msgpack
 
 from protocol.deck import (
-    DEFERRED_CHECKS,
+    BACKGROUND_WORK,
     RISTRETTO255,
     DeckConfig,
     DeckMessage,
@@ -49,6 +52,7 @@ from protocol.deck import (
     audit,
     decode_message,
     multiply_all,
+    parts_due,
     soundness_bits,
 )
 
@@ -103,24 +107,81 @@ def pool_overhead_cpu(kind: str) -> float:
 
 
 class CheckCore(Executor):
-    """One seat's executor: its bulk work goes to the shared pool, while the proof checks it
-    defers run here at once, timed, so that the model can put them on the seat's second core
-    instead of its main line."""
+    """One seat's executor: its bulk work goes to the shared pool, while its background work
+    runs here at once, timed, so that the model can put it on the seat's cores beside its main
+    line (`SeatCores`)."""
 
     def __init__(self, inner: Executor | None) -> None:
         self.inner = inner
-        self.spent: list[float] = []
+        self.spent: list[tuple[str, float]] = []  # (the function's name, seconds)
 
     def submit(self, fn: Callable[..., object], /, *args: object, **kwargs: object) -> Future:  # type: ignore[override]
-        deferred = fn in DEFERRED_CHECKS
-        if not deferred and self.inner is not None:
+        background = fn in BACKGROUND_WORK
+        if not background and self.inner is not None:
             return self.inner.submit(fn, *args, **kwargs)
         started = time.perf_counter()
         done: Future = Future()
         done.set_result(fn(*args, **kwargs))
-        if deferred:
-            self.spent.append(time.perf_counter() - started)
+        if background:
+            self.spent.append((fn.__name__, time.perf_counter() - started))
         return done
+
+    def take(self) -> list[tuple[str, float]]:
+        """The background jobs run since the last call."""
+        spent, self.spent = self.spent, []
+        return spent
+
+
+class SeatCores:
+    """One seat's two cores in the model. Its main line (making its messages, taking in each
+    round's) is given both while it runs, since its bulk work is spread over the pool; in
+    between, the background jobs share them, each on at most one core."""
+
+    CORES = 2
+
+    def __init__(self) -> None:
+        self.now = 0.0
+        self.jobs: dict[int, float] = {}  # job -> seconds of work left
+        self.finished_at: dict[int, float] = {}
+
+    def add(self, job: int, seconds: float, at: float) -> None:
+        self.idle_until(at)
+        self.jobs[job] = seconds
+
+    def busy(self, start: float, seconds: float) -> float:
+        """The main line runs from `start` for `seconds`: the jobs wait. When it ends."""
+        self.idle_until(start)
+        self.now = max(self.now, start) + seconds
+        return self.now
+
+    def idle_until(self, until: float) -> None:
+        """The jobs run, sharing the cores, until `until`."""
+        while self.jobs and self.now < until:
+            rate = min(1.0, self.CORES / len(self.jobs))
+            step = min(min(self.jobs.values()) / rate, until - self.now)
+            self.now += step
+            for job in list(self.jobs):
+                self.jobs[job] -= step * rate
+                if self.jobs[job] <= 1e-12:
+                    del self.jobs[job]
+                    self.finished_at[job] = self.now
+        self.now = max(self.now, until)
+
+    def done(self, job: int) -> float:
+        """When `job` is finished (the seat waits for it, idle)."""
+        while job in self.jobs:
+            self._next_finish()
+        return self.finished_at[job]
+
+    def drained(self) -> float:
+        """When every job is finished (the seat waits for them, idle)."""
+        while self.jobs:
+            self._next_finish()
+        return self.now
+
+    def _next_finish(self) -> None:
+        rate = min(1.0, self.CORES / len(self.jobs))
+        self.idle_until(self.now + min(self.jobs.values()) / rate)
 
 
 def timed(action: Callable[[], object]) -> tuple[float, object]:
@@ -152,36 +213,47 @@ def run_epoch(players: int, proofs: bool, kind: str) -> Epoch:
             DeckPlayer(config, seat, secrets.token_bytes(32), executor=cores[seat])
             for seat in range(players)
         ]
-        checked = [0.0] * players  # when each seat's second core is done with its checks
+        model = [SeatCores() for _ in range(players)]
+        proving: dict[int, int] = {}  # seat -> its shuffle argument's job in the model
+        jobs = itertools.count()
         ready = []
         for player in seats:
             started = time.perf_counter()
             player.begin_epoch(0, range(size))
-            ready.append(time.perf_counter() - started)
+            ready.append(model[player.seat].busy(0.0, time.perf_counter() - started))
         receive_s = [0.0] * players
         bytes_sent = [0] * players
         for round_ in range(config.rounds):
             sent: dict[int, bytes] = {}
             finished = []
             for player in seats:
-                started = time.perf_counter()
-                message = player.epoch_message(round_)
-                finished.append(ready[player.seat] + time.perf_counter() - started)
+                seat, cores_of = player.seat, model[player.seat]
+                start = ready[seat]
+                if "argument" in parts_due(config, round_, seat):
+                    start = max(start, cores_of.done(proving.pop(seat)))
+                spent, message = timed(lambda: player.epoch_message(round_))  # noqa: B023
+                background = cores[seat].take()
+                made = cores_of.busy(start, spent - sum(s for _, s in background))
+                for _, seconds in background:  # its shuffle argument, started with its shuffle
+                    proving[seat] = next(jobs)
+                    cores_of.add(proving[seat], seconds, made)
+                finished.append(made)
                 if message is not None:
-                    sent[player.seat] = msgpack.packb(message.to_wire())
-                    bytes_sent[player.seat] += len(sent[player.seat])
+                    sent[seat] = msgpack.packb(message.to_wire())
+                    bytes_sent[seat] += len(sent[seat])
             arrived = max(finished)
             for player in seats:
-                core = cores[player.seat]
-                core.spent.clear()
-                spent = receive(player, round_, sent) - sum(core.spent)
-                for check in core.spent:
-                    checked[player.seat] = max(checked[player.seat], arrived) + check
-                receive_s[player.seat] += spent
-                ready[player.seat] = arrived + spent
-        ready = [max(main, checks) for main, checks in zip(ready, checked, strict=True)]
+                seat, cores_of = player.seat, model[player.seat]
+                spent = receive(player, round_, sent)
+                background = cores[seat].take()
+                spent -= sum(seconds for _, seconds in background)
+                ready[seat] = cores_of.busy(arrived, spent)
+                for _, seconds in background:
+                    cores_of.add(next(jobs), seconds, ready[seat])
+                receive_s[seat] += spent
+        ends = [max(main, cores_of.drained()) for main, cores_of in zip(ready, model, strict=True)]
     cpu = cpu_seconds() - cpu_before - overhead
-    return Epoch(max(ready), cpu, receive_s, bytes_sent)
+    return Epoch(max(ends), cpu, receive_s, bytes_sent)
 
 
 def audit_times(players: int) -> tuple[float, float]:

@@ -21,7 +21,6 @@ from protocol.deck.errors import AuditError, DeckError, WireError
 from protocol.deck.group import RISTRETTO255, Point, Scalar
 from protocol.deck.messages import DeckMessage, EpochMessage, Keys, Relock, Shuffle
 from protocol.deck.public import EpochState
-from protocol.deck.shuffle_argument import Statement, prove_shuffle, shuffle_context
 
 Tamper = Callable[[int, dict[str, Any]], dict[str, Any]]
 
@@ -270,8 +269,8 @@ def slot_key(player: DeckPlayer, epoch: int, slot: int) -> bytes:
 
 class DeckCheater(DeckPlayer):
     """A player that runs the honest code and then changes one output (set by the test). A
-    changed shuffle comes with the best proof it can make: the argument run on the changed
-    statement with its real key and permutation."""
+    changed shuffle comes with the best proof it can make: its argument (sent with its relock)
+    is run on the changed statement, as received, with its real key and permutation."""
 
     shuffle_change: Callable[[EpochState, list[Point]], list[Point]] | None = None
     relock_change: Callable[[EpochState, list[Point]], list[Point]] | None = None
@@ -280,15 +279,8 @@ class DeckCheater(DeckPlayer):
         honest = super()._shuffle(state, round_)
         if self.shuffle_change is None:
             return honest
-        deck = tuple(self.shuffle_change(state, list(honest.deck)))
-        proof = b""
-        if self.config.proofs:
-            c, mine = self.config, self._epochs[state.epoch]
-            context = shuffle_context(c.game_id, c.players, state.epoch, self.seat, self.seat)
-            statement = Statement(context, state.decks[-1], deck, Point(honest.public_key))
-            secret = self._secrets.shuffle_argument_secret(state.epoch)
-            proof = prove_shuffle(GROUP, statement, mine.shuffle_key, mine.permutation, secret)
-        return Shuffle(deck, honest.public_key, proof)
+        self._proving.pop(state.epoch, None)  # the honest statement's: proved again later
+        return Shuffle(tuple(self.shuffle_change(state, list(honest.deck))), honest.public_key)
 
     def _relock(self, state: EpochState, round_: int) -> Relock:
         honest = super()._relock(state, round_)

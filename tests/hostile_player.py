@@ -552,7 +552,7 @@ class HostileGame(PeerGame):
                     hashlib.sha512(secrets.token_bytes(32)).digest()
                 )
             say(spoiled_shuffle=state.epoch)
-            return type(made)(tuple(points), made.public_key, made.proof)
+            return type(made)(tuple(points), made.public_key)
 
         deck._shuffle = shuffle  # type: ignore[method-assign]
 

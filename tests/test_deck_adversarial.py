@@ -29,8 +29,9 @@ from protocol.deck.errors import (
     WireError,
 )
 from protocol.deck.group import GROUP_ORDER, Point
-from protocol.deck.messages import Commit, Dispute, EpochMessage, Keys, Shuffle
+from protocol.deck.messages import Argument, Commit, Dispute, EpochMessage, Keys, Shuffle
 from protocol.deck.public import EpochState, account, card_point
+from protocol.deck.shuffle_argument import proof_size
 from tests.deck_harness import (
     GROUP,
     Blamed,
@@ -169,13 +170,13 @@ def proof_scalar_changed(form: str) -> Any:
     """A tamper of the shuffle proof's challenge e (after c and ĉ): zero, or plus L."""
 
     def change(obj: dict[str, Any]) -> None:
-        at = 2 * len(obj["deck"]) * 32
         proof = obj["proof"]
+        at = 2 * (len(proof) // 32 - 5) // 4 * 32  # n = (words - 5) / 4
         e = int.from_bytes(proof[at : at + 32], "little")
         bad = 0 if form == "zero" else e + L
         obj["proof"] = proof[:at] + bad.to_bytes(32, "little") + proof[at + 32 :]
 
-    return rewrite_part("shuffle", change)
+    return rewrite_part("argument", change)
 
 
 @pytest.mark.parametrize("form", ["zero", "plus L"])
@@ -223,22 +224,34 @@ def test_a_missing_or_extra_item_is_refused_and_blamed(part, field, change):
     assert isinstance(cheat_in_epoch(table, 1), WireError)
 
 
-@pytest.mark.parametrize(
-    ("proofs", "size"), [(True, 0), (True, -1), (True, 1), (False, 32)], ids=str
-)
-def test_a_shuffle_proof_of_the_wrong_length_is_refused_and_blamed(proofs, size):
-    """With proofs the argument is exactly 32·(4n+5) bytes; without, it is empty."""
-    table = Table(3, label=f"proof length {proofs} {size}", proofs=proofs)
+@pytest.mark.parametrize("size", [-1, 1, -128], ids=["one byte short", "one byte over", "n-1"])
+def test_a_shuffle_proof_of_the_wrong_length_is_refused_and_blamed(size):
+    """The argument is exactly 32·(4n+5) bytes: one for another deck size (n-1) is as wrong
+    as a length no deck has."""
+    table = Table(3, label=f"proof length {size}")
 
     def edit(obj: dict[str, Any]) -> None:
         proof = obj["proof"]
-        obj["proof"] = b"" if size == 0 else proof[:size] if size < 0 else proof + bytes(size)
+        obj["proof"] = proof[:size] if size < 0 else proof + bytes(size)
 
-    table.tamper[1] = rewrite_part("shuffle", edit)
+    table.tamper[1] = rewrite_part("argument", edit)
     assert isinstance(cheat_in_epoch(table, 1), WireError)
 
 
-@pytest.mark.parametrize("part", ["shuffle", "relock"])
+def test_a_shuffle_proof_sent_with_the_proofs_off_is_refused_and_blamed():
+    """Off means no argument at all: one sent anyway is a part that was not due."""
+    table = Table(3, label="proof while off", proofs=False)
+    argument = Argument(bytes(proof_size(GROUP, len(CARDS))))
+
+    def add(seat: int, obj: dict[str, Any]) -> dict[str, Any]:
+        return {**obj, "argument": argument.to_wire()} if "relock" in obj else obj
+
+    table.tamper[1] = add
+    error = cheat_in_epoch(table, 1)
+    assert isinstance(error, ScheduleError) and "argument" in error.reason
+
+
+@pytest.mark.parametrize("part", ["shuffle", "relock", "argument"])
 def test_a_part_left_out_of_a_message_is_blamed_on_its_sender(part):
     table = Table(3, label=f"left out {part}")
 
@@ -308,7 +321,7 @@ def test_a_shuffle_that_is_not_a_permutation_of_the_locked_input_fails_its_proof
     table = Table(3, label=f"shuffle {cheat}", factories=factories)
     error = cheat_in_epoch(table, 1)
     assert isinstance(error, ProofError) and "shuffle proof" in error.reason
-    assert error.step == "epoch 0 round 2 shuffle"
+    assert error.step == "epoch 0 round 6 argument"  # with seat 2's relock: k + 1 + 2
 
 
 def test_a_rescaled_copy_without_proofs_passes_the_deal_but_not_the_audit():
@@ -347,17 +360,17 @@ def test_a_shuffle_and_its_proof_replayed_from_another_game_are_refused():
 
 
 def test_a_proof_from_another_seat_of_the_same_game_is_refused():
-    # Seat 2 sends its own deck with seat 1's proof of the shuffle before it.
+    # Seat 2 sends, with its relock, seat 1's argument for the shuffle before its own.
     table = Table(3, label="proof of another seat")
     proofs: dict[int, bytes] = {}
 
     def remember(seat: int, obj: dict[str, Any]) -> dict[str, Any]:
-        if obj.get("kind") == "deck.epoch" and "shuffle" in obj:
-            proofs[seat] = obj["shuffle"]["proof"]
+        if obj.get("kind") == "deck.epoch" and "argument" in obj:
+            proofs[seat] = obj["argument"]["proof"]
         return obj
 
     table.tamper[1] = remember
-    table.tamper[2] = rewrite_part("shuffle", lambda obj: obj.__setitem__("proof", proofs[1]))
+    table.tamper[2] = rewrite_part("argument", lambda obj: obj.__setitem__("proof", proofs[1]))
     assert isinstance(cheat_in_epoch(table, 2), ProofError)
 
 
@@ -648,9 +661,7 @@ def test_two_different_messages_for_one_round_in_the_transcript_are_blamed_by_th
         if isinstance(message, EpochMessage) and message.shuffle is not None and seat == 1
     )
     assert shuffle.shuffle is not None
-    reordered = Shuffle(
-        tuple(reversed(shuffle.shuffle.deck)), shuffle.shuffle.public_key, shuffle.shuffle.proof
-    )
+    reordered = Shuffle(tuple(reversed(shuffle.shuffle.deck)), shuffle.shuffle.public_key)
     table.transcript.insert(index + 1, (seat, EpochMessage(0, shuffle.round, shuffle=reordered)))
     error = audit_blames(table, 1).findings[0]
     assert isinstance(error, ScheduleError) and "equivocation" in error.reason
@@ -685,7 +696,7 @@ EPOCH_BYTES = [
     ("commit", "cards_digest", None),
     ("shuffle", "deck", 3),
     ("shuffle", "public_key", None),
-    ("shuffle", "proof", None),
+    ("argument", "proof", None),
     ("relock", "deck", 3),
     ("relock", "locks", 3),
     ("relock", "proofs", 3),

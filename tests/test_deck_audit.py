@@ -124,7 +124,7 @@ OFF_SECRETS = [
     ("slot key", 1, 0, 11, "relock", True),  # a slot never opened
     ("slot key", 2, 1, 0, "relock", True),  # a slot opened, its key published
     ("dleq nonce", 0, 0, 3, "relock", True),
-    ("shuffle argument", 1, 1, 0, "shuffle", True),  # a valid proof, but not the seed's
+    ("shuffle argument", 1, 1, 0, "argument", True),  # a valid proof, but not the seed's
     ("shuffle key", 1, 0, 0, "shuffle", False),
     ("shuffle permutation", 0, 1, 0, "shuffle", False),
     ("slot key", 2, 0, 4, "relock", False),

@@ -10,6 +10,7 @@ from protocol.deck.errors import WireError
 from protocol.deck.messages import (
     MAX_CARDS,
     MAX_PLAYERS,
+    Argument,
     Commit,
     Dispute,
     EpochMessage,
@@ -41,14 +42,8 @@ def blobs(size: int, max_items: int, min_items: int = 0) -> st.SearchStrategy[tu
 commits = st.builds(
     Commit, st.binary(min_size=32, max_size=32), st.binary(min_size=32, max_size=32)
 )
-shuffles = blobs(32, 154).flatmap(
-    lambda deck: st.builds(
-        Shuffle,
-        st.just(deck),
-        st.binary(min_size=32, max_size=32),
-        st.sampled_from([b"", bytes(32 * (4 * len(deck) + 5))]),
-    )
-)
+shuffles = st.builds(Shuffle, blobs(32, 154), st.binary(min_size=32, max_size=32))
+arguments = st.integers(1, 154).map(lambda cards: Argument(bytes(32 * (4 * cards + 5))))
 relocks = st.builds(Relock, blobs(32, 30), blobs(32, 30), blobs(64, 30))
 epoch_messages = st.builds(
     EpochMessage,
@@ -57,6 +52,7 @@ epoch_messages = st.builds(
     st.none() | commits,
     st.none() | shuffles,
     st.none() | relocks,
+    st.none() | arguments,
 )
 slot_lists = st.lists(st.integers(0, 153), min_size=1, max_size=20, unique=True).map(
     lambda slots: tuple(sorted(slots))
@@ -117,7 +113,7 @@ def test_an_extra_field_is_an_error_that_names_it():
 
 
 def test_an_extra_field_inside_a_part_is_an_error():
-    message = EpochMessage(0, 1, shuffle=Shuffle((bytes(32),), bytes(32), b""))
+    message = EpochMessage(0, 1, shuffle=Shuffle((bytes(32),), bytes(32)))
     wire = message.to_wire()
     wire["shuffle"]["shadow_commitments"] = []
     with pytest.raises(WireError, match="unexpected field"):
@@ -150,12 +146,16 @@ def test_keys_decoding_is_strict(field, value, why):
 @pytest.mark.parametrize(
     ("part", "wire", "why"),
     [
-        ("shuffle", {"deck": [bytes(32)] * 155, "public_key": bytes(32), "proof": b""}, "154"),
-        ("shuffle", {"deck": [bytes(33)], "public_key": bytes(32), "proof": b""}, "32 bytes"),
-        ("shuffle", {"deck": [], "public_key": bytes(31), "proof": b""}, "32 bytes"),
-        ("shuffle", {"deck": [bytes(32)], "public_key": bytes(32), "proof": bytes(31)}, "288"),
-        ("shuffle", {"deck": [bytes(32)], "public_key": bytes(32), "proof": [b""]}, "bytes"),
-        ("shuffle", {"deck": [bytes(32)], "public_key": bytes(32)}, "missing"),
+        ("shuffle", {"deck": [bytes(32)] * 155, "public_key": bytes(32)}, "154"),
+        ("shuffle", {"deck": [bytes(33)], "public_key": bytes(32)}, "32 bytes"),
+        ("shuffle", {"deck": [], "public_key": bytes(31)}, "32 bytes"),
+        ("shuffle", {"deck": [bytes(32)]}, "missing"),
+        ("shuffle", {"deck": [], "public_key": bytes(32), "proof": b""}, "unexpected field"),
+        ("argument", {"proof": b""}, "1 to 154 cards"),
+        ("argument", {"proof": bytes(287)}, "1 to 154 cards"),
+        ("argument", {"proof": bytes(32 * (4 * 155 + 5))}, "1 to 154 cards"),
+        ("argument", {"proof": [bytes(288)]}, "bytes"),
+        ("argument", {}, "missing"),
         ("relock", {"deck": [], "locks": [], "proofs": [bytes(63)]}, "64 bytes"),
         ("commit", {"seed_commitment": bytes(32)}, "missing"),
         ("shadows", {"commitments": []}, "unexpected field"),
@@ -181,7 +181,7 @@ def test_reprs_show_no_keys_seeds_or_permutations():
         repr(Keys(0, None, (1,), (secret,))),
         repr(Dispute(0, 1, secret)),
         repr(SeedReveal(secret)),
-        repr(Shuffle((bytes(32),), bytes(32), secret * 9)),
+        repr(Argument(secret * 9)),
     ]
     for text in shown:
         assert secret.hex() not in text and str(secret) not in text and "\\x01\\x02" not in text
@@ -198,8 +198,9 @@ def largest_step_body() -> StepBody:
         epoch=63,
         round=2 * MAX_PLAYERS,
         commit=Commit(bytes(32), bytes(32)),
-        shuffle=Shuffle((point,) * MAX_CARDS, point, bytes(32 * (4 * MAX_CARDS + 5))),
+        shuffle=Shuffle((point,) * MAX_CARDS, point),
         relock=Relock((point,) * MAX_CARDS, (point,) * MAX_CARDS, (bytes(64),) * MAX_CARDS),
+        argument=Argument(bytes(32 * (4 * MAX_CARDS + 5))),
     )
     keys = Keys(63, MAX_PLAYERS - 1, tuple(range(MAX_CARDS)), (scalar,) * MAX_CARDS)
     deck = (epoch.to_wire(), *[keys.to_wire()] * (MAX_DECK_MESSAGES_PER_STEP - 1))

@@ -263,10 +263,11 @@ async def test_a_seat_back_from_a_crash_never_sends_moves_where_it_sent_none_bef
     assert any(later > step for later in moved)  # the move went out later
 
 
-@pytest.mark.parametrize("older", [1, 2, 3])
+@pytest.mark.parametrize("older", [1, 2, 3, 4])
 def test_a_game_file_of_an_older_protocol_is_refused_in_plain_words(tmp_path, older):
-    """Games of formats 1 to 3 were dealt with cut-and-choose proofs, which this version no
-    longer checks: audit, replay and resume say so instead of failing on the roster.
+    """Games of formats 1 to 4 were dealt by older deck protocols (1 to 3 with cut-and-choose
+    proofs), which this version no longer checks: audit, replay and resume say so instead of
+    failing on the roster.
     (Before: the roster's old `proof_rounds` option failed to read as "a damaged header".)"""
     game, _, _, _ = a_game(tmp_path)
     header = {"kind": "header", "format": older, "roster": game.roster.to_wire(), "seat": 0,

@@ -4,14 +4,15 @@ What it offers (import these from `protocol.deck`, never from its modules):
 
 - `DeckPlayer`: one seat's side of the deck, with the secrets derived from its committed seed;
   `audit`: anyone's check of a whole transcript once the seeds are revealed;
-- `DeckConfig` and `epoch_rounds`: a game's deck parameters and its fixed round schedule;
+- `DeckConfig`, `epoch_rounds` and `parts_due`: a game's deck parameters and its fixed round
+  schedule;
 - the deck's wire messages (`DeckMessage`, `EpochMessage`, `Keys`, `SeedReveal`) and
   `decode_message`, which names the author of a malformed one;
 - `Opening`, the keys a step owes for some slots, and the errors (`DeckError`, `AuditError`),
   each naming the seat to blame;
-- `RISTRETTO255`, `multiply_all`, `DEFERRED_CHECKS` and `soundness_bits`: the group, its bulk work,
-  the proof checks a seat runs while the deck goes on, and the shuffle proof's strength, for
-  the benchmarks.
+- `RISTRETTO255`, `multiply_all`, `BACKGROUND_WORK` and `soundness_bits`: the group, its bulk
+  work, the work a seat runs beside the deck's chain (proofs it checks, its own shuffle
+  argument: the client gives it threads of its own) and the shuffle proof's strength.
 
 Inside: `player` (a seat's secrets and messages), `public` (every check made from public
 data), `shuffle_argument` (the shuffle proof), `proofs` (the relock proof and bulk work),
@@ -28,12 +29,12 @@ from .group import RISTRETTO255
 from .messages import DeckMessage, EpochMessage, Keys, SeedReveal, decode_message
 from .player import DeckPlayer, audit
 from .proofs import multiply_all
-from .public import DEFERRED_CHECKS, Opening
-from .schedule import DeckConfig, epoch_rounds
+from .public import BACKGROUND_WORK, Opening
+from .schedule import DeckConfig, epoch_rounds, parts_due
 from .shuffle_argument import soundness_bits
 
 __all__ = [
-    "DEFERRED_CHECKS",
+    "BACKGROUND_WORK",
     "RISTRETTO255",
     "AuditError",
     "DeckConfig",
@@ -48,5 +49,6 @@ __all__ = [
     "decode_message",
     "epoch_rounds",
     "multiply_all",
+    "parts_due",
     "soundness_bits",
 ]

@@ -110,40 +110,57 @@ class Commit:
 
 @dataclass(frozen=True)
 class Shuffle:
-    """A shuffler's output deck π(K·D), its key's public part PK = K·G, and the shuffle
-    argument proving both (empty without proofs; 32·(4n+5) bytes with them)."""
+    """A shuffler's output deck π(K·D) and its key's public part PK = K·G (the argument proving
+    them comes later, in the shuffler's relock round: `Argument`)."""
 
     deck: tuple[bytes, ...]
     public_key: bytes
-    proof: bytes
 
     NAME: ClassVar[str] = "shuffle"
-    FIELDS: ClassVar[tuple[str, ...]] = ("deck", "public_key", "proof")
+    FIELDS: ClassVar[tuple[str, ...]] = ("deck", "public_key")
 
     def to_wire(self) -> dict[str, Any]:
-        return {"deck": list(self.deck), "public_key": self.public_key, "proof": self.proof}
+        return {"deck": list(self.deck), "public_key": self.public_key}
 
     @classmethod
     def from_wire(cls, obj: object) -> Shuffle:
         fields = _fields(obj, cls.NAME, cls.FIELDS)
-        deck = _byte_list(fields["deck"], "deck", MAX_CARDS, POINT_SIZE)
-        proof = fields["proof"]
-        if not isinstance(proof, bytes) or len(proof) not in (
-            0,
-            proof_size(RISTRETTO255, len(deck)),
-        ):
-            raise _fail(
-                f"proof must be bytes, empty or {proof_size(RISTRETTO255, len(deck))} long "
-                f"for a deck of {len(deck)}"
-            )
         return cls(
-            deck=deck,
+            deck=_byte_list(fields["deck"], "deck", MAX_CARDS, POINT_SIZE),
             public_key=_bytes(fields["public_key"], "public_key", POINT_SIZE),
-            proof=proof,
         )
 
     def __repr__(self) -> str:
-        return f"Shuffle(deck=<{len(self.deck)} points>, proof=<{len(self.proof)} bytes>)"
+        return f"Shuffle(deck=<{len(self.deck)} points>)"
+
+
+@dataclass(frozen=True)
+class Argument:
+    """The shuffle argument for the sender's shuffle of this epoch, 32·(4n+5) bytes, sent with
+    its relock (proofs on only): proving it is off the deck's chain of shuffles."""
+
+    proof: bytes
+
+    NAME: ClassVar[str] = "argument"
+    FIELDS: ClassVar[tuple[str, ...]] = ("proof",)
+    SIZES: ClassVar[frozenset[int]] = frozenset(
+        proof_size(RISTRETTO255, cards) for cards in range(1, MAX_CARDS + 1)
+    )
+
+    def to_wire(self) -> dict[str, Any]:
+        return {"proof": self.proof}
+
+    @classmethod
+    def from_wire(cls, obj: object) -> Argument:
+        proof = _fields(obj, cls.NAME, cls.FIELDS)["proof"]
+        if not isinstance(proof, bytes) or len(proof) not in cls.SIZES:
+            raise _fail(
+                f"proof must be bytes of the size of an argument for 1 to {MAX_CARDS} cards"
+            )
+        return cls(proof)
+
+    def __repr__(self) -> str:
+        return f"Argument(<{len(self.proof)} bytes>)"
 
 
 @dataclass(frozen=True)
@@ -174,10 +191,10 @@ class Relock:
         return f"Relock(deck=<{len(self.deck)} points>, proofs={len(self.proofs)})"
 
 
-Part = Commit | Shuffle | Relock
-PART_TYPES: tuple[type[Part], ...] = (Commit, Shuffle, Relock)
+Part = Commit | Shuffle | Relock | Argument
+PART_TYPES: tuple[type[Part], ...] = (Commit, Shuffle, Relock, Argument)
 PART_NAMES: tuple[str, ...] = tuple(part.NAME for part in PART_TYPES)
-_P = TypeVar("_P", Commit, Shuffle, Relock)
+_P = TypeVar("_P", Commit, Shuffle, Relock, Argument)
 
 
 @dataclass(frozen=True)
@@ -189,6 +206,7 @@ class EpochMessage:
     commit: Commit | None = None
     shuffle: Shuffle | None = None
     relock: Relock | None = None
+    argument: Argument | None = None
 
     KIND: ClassVar[str] = "deck.epoch"
 
@@ -198,6 +216,7 @@ class EpochMessage:
             "commit": self.commit,
             "shuffle": self.shuffle,
             "relock": self.relock,
+            "argument": self.argument,
         }
         return {name: part for name, part in present.items() if part is not None}
 
@@ -218,6 +237,7 @@ class EpochMessage:
             commit=pick(Commit),
             shuffle=pick(Shuffle),
             relock=pick(Relock),
+            argument=pick(Argument),
         )
 
     def to_wire(self) -> dict[str, Any]:

@@ -23,7 +23,7 @@ import contextlib
 import hmac
 import itertools
 from collections.abc import Callable, Collection, Mapping, Sequence
-from concurrent.futures import Executor
+from concurrent.futures import Executor, Future
 from dataclasses import dataclass
 from typing import NoReturn
 
@@ -38,6 +38,7 @@ from .errors import (
 )
 from .group import RISTRETTO255, Group, InvalidPoint, Point, Scalar
 from .messages import (
+    Argument,
     Commit,
     DeckMessage,
     Dispute,
@@ -56,6 +57,7 @@ from .secrets import SeatSecrets, seed_commitment
 from .shuffle_argument import Statement, is_own_proof, prove_shuffle, shuffle_context
 
 __all__ = [
+    "Argument",
     "AuditError",
     "Commit",
     "DeckConfig",
@@ -116,13 +118,16 @@ class DeckPlayer:
         self.config = config
         self.seat = seat
         self.public = (
-            public if public is not None else PublicDeck(config, group=group, executor=executor)
+            public
+            if public is not None
+            else PublicDeck(config, group=group, executor=executor, own_seat=seat)
         )
         self._group = self.public.group
         self._secrets = SeatSecrets(self._group, config.game_id, seat, seed)
         self._epochs: dict[int, _EpochSecrets] = {}
         self._seen: dict[int, dict[int, int]] = {}
         self._locked: list[Point] | None = None
+        self._proving: dict[int, Future[bytes]] = {}  # epoch -> its shuffle argument, under way
 
     def __repr__(self) -> str:
         return f"DeckPlayer(seat={self.seat}, players={self.config.players})"
@@ -172,6 +177,7 @@ class DeckPlayer:
             "commit": self._commit,
             "shuffle": self._shuffle,
             "relock": self._relock,
+            "argument": self._argument,
         }
 
     def receive_round(self, round_: int, messages: Mapping[int, EpochMessage | None]) -> None:
@@ -211,16 +217,29 @@ class DeckPlayer:
         return Commit(self.commitment, state.digest)
 
     def _shuffle(self, state: EpochState, round_: int) -> Shuffle:
-        """π(K·D) and PK = K·G, with the shuffle argument proving them (with proofs on)."""
+        """π(K·D) and PK = K·G. With proofs on and an executor, the argument proving them is
+        started there at once, to be sent with this seat's relock (`_argument`)."""
         statement = self._shuffle_statement(state)
-        proof = b""
-        if self.config.proofs:
-            mine = self._epochs[state.epoch]
-            secret = self._secrets.shuffle_argument_secret(state.epoch)
-            proof = prove_shuffle(
-                self._group, statement, mine.shuffle_key, mine.permutation, secret
+        executor = self.public.executor
+        if self.config.proofs and executor is not None:
+            self._proving[state.epoch] = executor.submit(
+                prove_shuffle, self._group, statement, *self._argument_secrets(state.epoch)
             )
-        return Shuffle(statement.deck_out, statement.public_key, proof)
+        return Shuffle(statement.deck_out, statement.public_key)
+
+    def _argument(self, state: EpochState, round_: int) -> Argument:
+        """The argument for this seat's shuffle of the epoch: the one under way, or (without
+        an executor, or after a resume) proved now."""
+        proving = self._proving.pop(state.epoch, None)
+        if proving is not None:
+            return Argument(proving.result())
+        statement = self.public.shuffle_statement(state, self.seat)
+        return Argument(prove_shuffle(self._group, statement, *self._argument_secrets(state.epoch)))
+
+    def _argument_secrets(self, epoch: int) -> tuple[Scalar, list[int], bytes]:
+        """The witness of this seat's shuffle argument, and the secret its nonces come from."""
+        mine = self._epochs[epoch]
+        return mine.shuffle_key, mine.permutation, self._secrets.shuffle_argument_secret(epoch)
 
     def _shuffle_statement(self, state: EpochState) -> Statement:
         """This seat's shuffle of the current deck, as the statement its argument proves."""
@@ -282,22 +301,20 @@ class DeckPlayer:
     def _follows(self, name: str, state: EpochState, round_: int, part: Part) -> bool:
         if isinstance(part, Relock) and self.config.proofs:
             return self._relock_follows(state, round_, part)
-        if isinstance(part, Shuffle) and self.config.proofs:
-            return self._shuffle_follows(state, part)
-        # commit: hashes; shuffle and relock without proofs: n and 2n multiplications.
+        if isinstance(part, Argument):
+            return self._argument_follows(state, part)
+        if isinstance(part, Shuffle):  # the deck and PK: n + 1 multiplications
+            statement = self._shuffle_statement(state)
+            return (part.deck, part.public_key) == (statement.deck_out, statement.public_key)
+        # commit: hashes; relock without proofs: 2n multiplications.
         return part == self._makers()[name](state, round_)
 
-    def _shuffle_follows(self, state: EpochState, part: Shuffle) -> bool:
-        """The deck and PK recomputed (n + 1 multiplications); the argument, which verified
-        live, is the seed's iff its commitments and responses are (about 2n more)."""
-        statement = self._shuffle_statement(state)
-        if (part.deck, part.public_key) != (statement.deck_out, statement.public_key):
-            return False
-        mine = self._epochs[state.epoch]
-        secret = self._secrets.shuffle_argument_secret(state.epoch)
-        return is_own_proof(
-            self._group, statement, mine.shuffle_key, mine.permutation, secret, part.proof
-        )
+    def _argument_follows(self, state: EpochState, part: Argument) -> bool:
+        """The argument, which verified live for the shuffle received k rounds before, is the
+        seed's iff its commitments and responses are (about 2n multiplications)."""
+        statement = self.public.shuffle_statement(state, self.seat)
+        secrets = self._argument_secrets(state.epoch)
+        return is_own_proof(self._group, statement, *secrets, part.proof)
 
     def _relock_follows(self, state: EpochState, round_: int, part: Relock) -> bool:
         """With proofs: Y is recomputed (n base-point multiplications); once PK and Y are the

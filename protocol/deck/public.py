@@ -33,11 +33,21 @@ from .errors import (
     WireError,
 )
 from .group import RISTRETTO255, Group, InvalidPoint, InvalidScalar, Point, Scalar
-from .messages import MAX_CARDS, Commit, Dispute, EpochMessage, Keys, Part, Relock, Shuffle
+from .messages import (
+    MAX_CARDS,
+    Argument,
+    Commit,
+    Dispute,
+    EpochMessage,
+    Keys,
+    Part,
+    Relock,
+    Shuffle,
+)
 from .proofs import check_dleq_slots, find_invalid, multiply_all, relock_context
 from .schedule import DeckConfig, parts_due
 from .secrets import VERSION
-from .shuffle_argument import Statement, check_shuffle, proof_size, shuffle_context
+from .shuffle_argument import Statement, check_shuffle, proof_size, prove_shuffle, shuffle_context
 
 ALL_CARDS = MAX_CARDS  # physical cards in the box, ids 0..153; the rules own their bean types
 CARD_POINT_LABEL = b"bohnanza-p2p card point v1"
@@ -151,8 +161,10 @@ def relock_proof_failure(
     )
 
 
-#: The checks a PublicDeck may defer to its executor (a benchmark tells them apart).
-DEFERRED_CHECKS = (shuffle_proof_failure, relock_proof_failure)
+#: The work a seat hands its executor to run beside the deck's chain: the others' proofs it
+#: checks, and its own shuffle argument. A client runs it on threads of its own, so that it
+#: never queues ahead of the chain's bulk work, and a benchmark times it apart.
+BACKGROUND_WORK = (shuffle_proof_failure, relock_proof_failure, prove_shuffle)
 
 
 @dataclass
@@ -191,6 +203,8 @@ class EpochState:
 class PublicDeck:
     """The public side of the deck for one game: feed it every message, in lockstep order.
 
+    `own_seat` is the seat whose view this is: the proofs it made are not checked again (the
+    argument is complete, tests/test_deck_shuffle_argument.py; the audit checks every seat's).
     `prechecked=True` is for the audit of a transcript that has already passed every check of
     this class in a live view of the same game: it then keeps the state and the cheap checks
     (schedule, counts, repeats, key reuse, digests, commitments, routes) but skips the costly
@@ -205,11 +219,13 @@ class PublicDeck:
         *,
         group: Group = RISTRETTO255,
         executor: Executor | None = None,
+        own_seat: int | None = None,
         prechecked: bool = False,
     ) -> None:
         self.config = config
         self.group = group
         self.executor = executor
+        self.own_seat = own_seat
         self.prechecked = prechecked
         self._points = card_points(group, config.game_id)
         self._epochs: list[EpochState] = []
@@ -353,6 +369,7 @@ class PublicDeck:
             "commit": self._commit,
             "shuffle": self._shuffle,
             "relock": self._relock,
+            "argument": self._argument,
         }
         return handlers[name]
 
@@ -429,27 +446,43 @@ class PublicDeck:
     ) -> list[Point] | None:
         assert isinstance(part, Shuffle)
         self._count(part.deck, state.size, "deck", seat, step)
-        expected = proof_size(self.group, state.size) if self.config.proofs else 0
+        products = self._accept_deck(part.deck, lock, seat, step)
+        public_key = self._accept_point(part.public_key, "the public key PK", seat, step)
+        self._register_lock(public_key, f"PK of seat {seat} in epoch {state.epoch}", seat, step)
+        state.decks.append(tuple(Point(point) for point in part.deck))
+        state.public_keys[seat] = public_key
+        return products
+
+    def shuffle_statement(self, state: EpochState, seat: int) -> Statement:
+        """What `seat`'s shuffle argument proves: its round's deck and PK, once received."""
+        c = self.config
+        context = shuffle_context(c.game_id, c.players, state.epoch, seat, seat)
+        decks = state.decks
+        return Statement(context, decks[seat], decks[seat + 1], state.public_keys[seat])
+
+    def _argument(
+        self,
+        state: EpochState,
+        round_: int,
+        seat: int,
+        part: Part,
+        lock: Sequence[Scalar] | None,
+        step: str,
+    ) -> None:
+        """The argument for `seat`'s shuffle, k rounds after it (docs/deck.md)."""
+        assert isinstance(part, Argument)
+        expected = proof_size(self.group, state.size)
         if len(part.proof) != expected:
             raise WireError(
                 f"its shuffle proof is {len(part.proof)} bytes; this epoch needs {expected}",
                 blame=seat,
                 step=step,
             )
-        products = self._accept_deck(part.deck, lock, seat, step)
-        public_key = self._accept_point(part.public_key, "the public key PK", seat, step)
-        self._register_lock(public_key, f"PK of seat {seat} in epoch {state.epoch}", seat, step)
-        deck_out = tuple(Point(point) for point in part.deck)
-        if self.config.proofs and not self.prechecked:
-            c = self.config
-            context = shuffle_context(c.game_id, c.players, state.epoch, seat, len(state.decks) - 1)
-            statement = Statement(context, state.decks[-1], deck_out, public_key)
+        if not self.prechecked and seat != self.own_seat:
+            statement = self.shuffle_statement(state, seat)
             self._check_proof(
                 state, seat, step, shuffle_proof_failure, self.group, statement, part.proof
             )
-        state.decks.append(deck_out)
-        state.public_keys[seat] = public_key
-        return products
 
     def _relock(
         self,
@@ -480,7 +513,7 @@ class PublicDeck:
                 point, f"Y of seat {seat} slot {slot} in epoch {state.epoch}", seat, step
             )
         deck = tuple(Point(point) for point in part.deck)
-        if self.config.proofs and not self.prechecked:
+        if self.config.proofs and not self.prechecked and seat != self.own_seat:
             context = relock_context(self.config.game_id, self.config.players, state.epoch, seat)
             work = list(zip(range(size), deck_in, locks, deck, part.proofs, strict=True))
             public_key = state.public_keys[seat]

@@ -4,14 +4,18 @@ The lockstep advances in numbered steps in which every seat sends exactly one me
 is `epoch_rounds(players)` = 2k + 1 such rounds (k players, seats 0..k-1, k >= 3):
 
     round 0          every seat: commit (seed commitment, card-set digest)
-    round 1 + i      seat i: shuffle (its output deck π_i(K_i·D), PK_i = K_i·G, and [proofs]
-                     the shuffle argument proving them)
-    round k + 1 + j  seat j: relock (deck with per-slot keys, Y_j, [proofs] a DLEQ per slot)
+    round 1 + i      seat i: shuffle (its output deck π_i(K_i·D) and PK_i = K_i·G)
+    round k + 1 + j  seat j: relock (deck with per-slot keys, Y_j, [proofs] a DLEQ per slot);
+                     [proofs] seat j - 1: the argument for its shuffle (seat k - 1 sends its
+                     own in the last round, 2k, with its relock)
 
-The shuffle argument is non-interactive, so it travels with the deck it proves: no round waits
-for a challenge. Each seat checks the others' proofs on its executor while the deck goes on,
-and settles them all in the epoch's last round (every seat at the same round); nothing is
-opened before.
+The shuffle argument is non-interactive, and the deck and PK it proves are fixed (and signed)
+in the shuffle round, so it need not travel with them: a shuffler passes its deck on at once
+and proves on its executor meanwhile. Proving (about 5n multiplications) takes longer than
+the other shufflers' rounds, which only lock and permute, so the argument comes k + 1 rounds
+later, when even the first shuffler has it ready: no seat's proving holds up the deck. Each
+seat checks the others' proofs on its executor while the deck goes on, and settles them all in
+the epoch's last round (every seat at the same round); nothing is opened before.
 The relocks need the last shuffle's deck, so the schedule cannot be shorter than 2k + 1.
 """
 
@@ -57,6 +61,11 @@ def relock_round(players: int, seat: int) -> int:
     return players + 1 + seat
 
 
+def argument_round(players: int, seat: int) -> int:
+    """With the next seat's relock (the last shuffler's with its own, in the last round)."""
+    return min(relock_round(players, seat) + 1, 2 * players)
+
+
 def parts_due(config: DeckConfig, round_: int, seat: int) -> tuple[str, ...]:
     """The part names `seat` must send in `round_`, in canonical order (empty: send None)."""
     k = config.players
@@ -67,4 +76,6 @@ def parts_due(config: DeckConfig, round_: int, seat: int) -> tuple[str, ...]:
         due.append("shuffle")
     if round_ == relock_round(k, seat):
         due.append("relock")
+    if config.proofs and round_ == argument_round(k, seat):
+        due.append("argument")
     return tuple(due)
