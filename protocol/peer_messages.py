@@ -48,8 +48,8 @@ from protocol.wire_actions import ActionSpec
 #: roster (`TableRefusal`: the largest is 4.3 KiB, tests/test_peer_messages.py builds it).
 HANDSHAKE_MAX_FRAME = 6 * 1024
 #: The largest frame a peer link carries once both hellos are through. The largest step message
-#: a game needs is a shuffle round's: about 25 KB measured (3 players, 150 cards, the shuffle
-#: argument); the largest the deck's and the rules' own limits admit is 160 KiB
+#: a game needs is the last relocker's, with its shuffle argument: 39.5 KB measured (3 players,
+#: 150 cards); the largest the deck's and the rules' own limits admit is 160 KiB
 #: (tests/test_deck_messages.py builds it), so a quarter of a MiB leaves room and bounds what
 #: one frame can cost to unpack.
 PEER_MAX_FRAME = 256 * 1024

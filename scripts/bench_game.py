@@ -144,6 +144,7 @@ def summarize(wall: float, results: list[dict]) -> dict:
         "deck_rounds": len(deck) // len(results),
         "deck_round_p50_ms": round(percentile(deck, 0.50), 1),
         "deck_round_max_ms": round(max(deck), 1),
+        "deal_s": round(statistics.mean(sum(r["deck_round_ms"]) for r in results) / 1e3, 2),
         "audit_step_ms": round(statistics.mean(audit), 1),
     }
 
@@ -170,7 +171,8 @@ def describe(label: str, run: dict) -> None:
     print(f"    game steps: p50 {run['step_p50_ms']} ms, p99 {run['step_p99_ms']} ms")
     print(
         f"    deck rounds (shuffle, proofs, relock): {run['deck_rounds']}, "
-        f"p50 {run['deck_round_p50_ms']} ms, max {run['deck_round_max_ms']} ms"
+        f"p50 {run['deck_round_p50_ms']} ms, max {run['deck_round_max_ms']} ms, "
+        f"{run['deal_s']} s in all"
     )
     print(
         f"    the step after the end (final reports, seeds, the audit): {run['audit_step_ms']} ms"
