@@ -387,6 +387,17 @@ def test_too_many_ways_to_pick_cards_asks_for_positions_instead_of_a_long_questi
     )
 
 
+def test_too_many_ways_in_a_joined_line_names_the_command_it_is_about():
+    """As every other refusal in a line of several does (before, this one alone did not:
+    found by test_a_line_joined_with_semicolons_does_what_its_commands_typed_one_by_one_do)."""
+    game = trading(hands={0: "chili blue blue blue blue blue", 1: "chili"})
+    assert refused(game, 0, "o bob give 2 blue want chili; o bob give #6 want chili") == (
+        "'o bob give 2 blue want chili': Which blue do you give? There are 10 ways; name the "
+        "cards by position, e.g. offer bob give #1 #2 want 1 chili or offer bob give #1 #3 "
+        "want 1 chili"
+    )
+
+
 def test_an_ambiguous_bean_prefix_lists_the_beans_it_could_be():
     message = refused(trading(), 0, "o bob give #1 want bl")
     assert message == "'bl' could be blue or black-eyed; type more of the name"

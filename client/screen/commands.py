@@ -240,6 +240,7 @@ def _read_line(
             planned = command.handler(rest, current)
             if isinstance(planned, _Ask):
                 allowed = _allowed(planned, actions, current, start)
+                _not_too_many(planned, allowed, current)
             else:
                 after = _dry_run(current, planned)
         except _NotOneStep:
@@ -309,6 +310,20 @@ def _allowed(
     return allowed
 
 
+def _not_too_many(ask: _Ask, allowed: list[tuple[str, list[Action]]], current: PlayerView) -> None:
+    """Too many options to ask about: the person is told how to say which instead."""
+    if len(allowed) > MAX_CHOICES:
+        examples = join_words([_typed(actions, current) for _, actions in allowed[:2]], "or")
+        raise CommandError(
+            f"{ask.prompt} There are {len(allowed)} ways; {ask.narrow}, e.g. {examples}"
+        )
+
+
+def _typed(actions: list[Action], view: PlayerView) -> str:
+    """The command line that does `actions`."""
+    return "; ".join(command_for(action, view) for action in actions)
+
+
 def _settle(
     ask: _Ask,
     allowed: list[tuple[str, list[Action]]],
@@ -320,15 +335,10 @@ def _settle(
 ) -> GameCommand:
     """One allowed option is done (and the `rest` of the line read after it), several are
     asked; `before` are the actions of the `typed` commands ahead of the question."""
-    own = ["; ".join(command_for(a, current) for a in actions) for _, actions in allowed]
+    own = [_typed(actions, current) for _, actions in allowed]
     if len(allowed) == 1 and not ask.confirm:
         actions = allowed[0][1]
         return _read_line(rest, start, current.after(actions), before + actions, (*typed, own[0]))
-    if len(allowed) > MAX_CHOICES:
-        examples = join_words(own[:2], "or")
-        raise CommandError(
-            f"{ask.prompt} There are {len(allowed)} ways; {ask.narrow}, e.g. {examples}"
-        )
     choices = []
     for (label, actions), line in zip(allowed, own, strict=True):
         made = (*typed, line)
