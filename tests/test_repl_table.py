@@ -20,6 +20,7 @@ import pytest_twisted
 from prompt_toolkit.input import PipeInput
 from twisted.internet import reactor
 from twisted.internet.defer import Deferred
+from twisted.internet.defer import TimeoutError as WaitedTooLong
 
 from client.bots import BotProcess, spawn_bot
 from client.gamefile import GameFile
@@ -133,6 +134,19 @@ class PersonProcess(BotProcess, Watched):
         return self.when(lambda _: any(re.search(pattern, line) for line in self.lines), seconds)
 
 
+async def or_say_where(
+    waiting: Deferred[Any], terminal: PipeTerminal, other: PersonProcess
+) -> None:
+    """Wait; past the timeout, fail with the last lines each person was shown, so that a game
+    that stopped says where (a bare timeout says nothing of it)."""
+    try:
+        await waiting
+    except WaitedTooLong:
+        seen = [("this process", terminal.said()), ("the other person", other.lines)]
+        lines = "\n".join(f"{who}:\n  " + "\n  ".join(said[-12:]) for who, said in seen)
+        pytest.fail(f"waited too long; the last lines shown were\n{lines}")
+
+
 def start_person(port: int, name: str) -> PersonProcess:
     arguments = ["-m", "tests.repl_person", *connect_arguments(port, name)]
     return spawn_bot(reactor, arguments, PersonProcess())  # type: ignore[return-value]
@@ -174,7 +188,8 @@ async def test_two_people_and_a_bot_play_and_one_killed_comes_back_with_resume(
         people[1].type("resume 1")
         await people[1].when_shown(r"^Back into your game with ann and ")
         await terminal.when_shown(r"^bob is back\.$", 60)
-        await terminal.when_shown(r"^Back in the lobby\.", GAME_SECONDS)
+        ended = terminal.when_shown(r"^Back in the lobby\.", GAME_SECONDS)
+        await or_say_where(ended, terminal, people[1])
         await people[1].when_shown(r"^Back in the lobby\. resume lists", 60)
         people[1].type("quit")
         _, err, code = await within(people[1].ended, 30)
