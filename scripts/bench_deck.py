@@ -113,7 +113,7 @@ class CheckCore(Executor):
 
     def __init__(self, inner: Executor | None) -> None:
         self.inner = inner
-        self.spent: list[tuple[str, float]] = []  # (the function's name, seconds)
+        self.spent: list[float] = []  # seconds, one per background job
 
     def submit(self, fn: Callable[..., object], /, *args: object, **kwargs: object) -> Future:  # type: ignore[override]
         background = fn in BACKGROUND_WORK
@@ -123,11 +123,11 @@ class CheckCore(Executor):
         done: Future = Future()
         done.set_result(fn(*args, **kwargs))
         if background:
-            self.spent.append((fn.__name__, time.perf_counter() - started))
+            self.spent.append(time.perf_counter() - started)
         return done
 
-    def take(self) -> list[tuple[str, float]]:
-        """The background jobs run since the last call."""
+    def take(self) -> list[float]:
+        """The seconds of each background job run since the last call."""
         spent, self.spent = self.spent, []
         return spent
 
@@ -233,8 +233,8 @@ def run_epoch(players: int, proofs: bool, kind: str) -> Epoch:
                     start = max(start, cores_of.done(proving.pop(seat)))
                 spent, message = timed(lambda: player.epoch_message(round_))  # noqa: B023
                 background = cores[seat].take()
-                made = cores_of.busy(start, spent - sum(s for _, s in background))
-                for _, seconds in background:  # its shuffle argument, started with its shuffle
+                made = cores_of.busy(start, spent - sum(background))
+                for seconds in background:  # its shuffle argument, started with its shuffle
                     proving[seat] = next(jobs)
                     cores_of.add(proving[seat], seconds, made)
                 finished.append(made)
@@ -246,9 +246,9 @@ def run_epoch(players: int, proofs: bool, kind: str) -> Epoch:
                 seat, cores_of = player.seat, model[player.seat]
                 spent = receive(player, round_, sent)
                 background = cores[seat].take()
-                spent -= sum(seconds for _, seconds in background)
+                spent -= sum(background)
                 ready[seat] = cores_of.busy(arrived, spent)
-                for _, seconds in background:
+                for seconds in background:
                     cores_of.add(next(jobs), seconds, ready[seat])
                 receive_s[seat] += spent
         ends = [max(main, cores_of.drained()) for main, cores_of in zip(ready, model, strict=True)]
