@@ -297,6 +297,8 @@ class Trader:
             concerned = concerns(state, seat, offer.to)
             if signature in self._made or any(self._concerning[s] >= budget for s in concerned):
                 continue
+            if _like_for_like(offer):
+                continue
             try:
                 state = apply(state, seat, offer)  # legal after the ones before it
             except RuleError:
@@ -477,6 +479,14 @@ def _cards_given(state: State, offer: Offer) -> list[Card]:
     """The cards an offer gives (its maker's hand cards are open once offered)."""
     opened = {h.slot: h.card for h in state.players[offer.maker].hand if h.card is not None}
     return [opened[s] for s in offer.give_hand if s in opened] + list(offer.give_face_up)
+
+
+def _like_for_like(offer: MakeOffer) -> bool:
+    """Whether an offer gives a bean it also wants. It is legal (the card received is planted
+    at once), but a person reads "gives garden, wants garden" as a riddle, so no bot makes one."""
+    given = [card for _, card in offer.give_hand] + list(offer.give_face_up)
+    wanted = {bean for bean, _ in offer.want_beans} | {bean_of(c) for c in offer.want_cards}
+    return any(bean_of(card) in wanted for card in given)
 
 
 def _fits(state: State, seat: int, card: Card) -> bool:
