@@ -272,7 +272,9 @@ def test_log_lines_for_planting_harvesting_and_offers():
         want_beans=((Bean.CHILI, 2),),
     )
     text, game = event(game, 0, offer)
-    assert text == "Ann made offer 1 to everyone: gives soy (#1) and soy (face 1), wants 2 chili."
+    assert text == (  # wrapped at 80 columns, the next line indented
+        "Ann made offer 1 to everyone: gives soy (Ann's #1) and soy (face 1), wants 2\n    chili."
+    )
     text, _ = event(game, 1, Reject(1), me=1)
     assert text == "You rejected offer 1."
     text, _ = event(game, 0, Withdraw(1))

@@ -386,7 +386,7 @@ def _offer_rows(view: PlayerView, width: int) -> list[Cell]:
 
 
 def _offer_cells(view: PlayerView, offer: Offer) -> list[Cell]:
-    """ "7 Ann to everyone: gives soy (#2) and chili (face 1), wants 2 blue   open to you";
+    """ "7 Ann to everyone: gives soy (Ann's #2) and chili (face 1), wants 2 blue   open to you";
     "8 bot1: gives you green, wants your stink" (the words of the event that made it)."""
     state = view.state
     cells: list[Cell] = [[("class:offer", f"{offer.id:>3}")]]
@@ -414,10 +414,12 @@ def _offer_gives(view: PlayerView, offer: Offer) -> list[Cell]:
     state = view.state
     hand = state.players[offer.maker].hand
     position = {h.slot: (p, h.card) for p, h in enumerate(hand, 1)}
+    whose = _whose(view, offer.maker)  # a bare "#2" reads as the reader's own #2
     cells: list[Cell] = []
     for slot in offer.give_hand:
         p, card = position[slot]
-        cells.append([_bean(card), ("class:muted", f" (#{p})")] if card else [("", f"#{p}")])
+        where = f"{whose} #{p}"
+        cells.append([_bean(card), ("class:muted", f" ({where})")] if card else [("", where)])
     for card in offer.give_face_up:
         cells.append([_bean(card), ("class:muted", f" (face {state.face_up.index(card) + 1})")])
     return cells
@@ -436,7 +438,7 @@ def _offer_wants(view: PlayerView, offer: Offer) -> list[Cell]:
                 for p, h in enumerate(player.hand, 1)
                 if h.card == card
             )
-            where = f"{view.who(holder)} #{p}"
+            where = f"{_whose(view, holder)} #{p}"
         cells.append([_bean(card), ("class:muted", f" ({where})")])
     for bean, count in offer.want_beans:
         cells.append([("", f"{count} "), _bean(bean)] if count > 1 else [_bean(bean)])
