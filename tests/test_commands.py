@@ -687,9 +687,16 @@ def test_views_chat_and_leaving(line: str, expected: object):
 def test_mistyped_lines_say_what_to_type():
     game = step1()
     assert refused(game, 0, "zz") == "'zz' is not a command; type help for the list"
+    guessed = "is not a command; did you mean {}? type help for the list"
+    assert refused(game, 0, "hravest 1") == "'hravest' " + guessed.format("harvest")
+    assert refused(game, 0, "Plnat 2") == "'Plnat' " + guessed.format("plant")
+    assert refused(game, 0, "qiut") == "'qiut' " + guessed.format("quit")
     assert refused(game, 0, "ha") == "'ha' could be harvest or hand; type more of it"
     assert refused(game, 0, "  ") == "type a command (help lists them)"
     assert refused(game, 0, "help zz") == "there is no command 'zz'; help lists them"
+    assert refused(game, 0, "help ofer") == (
+        "there is no command 'ofer'; did you mean help offer? help alone lists them"
+    )
     assert refused(game, 0, "say") == "say what? e.g. say good luck"
     assert refused(game, 0, "say " + "x" * 501) == "a chat line holds at most 500 characters"
     assert refused(game, 0, "b now") == "buy takes nothing after it"
@@ -1101,6 +1108,8 @@ def test_lobby_commands(line: str, expected: object):
         ("connect", "connect HOST[:PORT], e.g. connect 192.168.1.20"),
         ("connect host:99999", "lobby port must be a number from 1 to 65535, not '99999'"),
         ("plant 1", "'plant' is not a command; type help for the list"),
+        ("lsit", "'lsit' is not a command; did you mean list? type help for the list"),
+        ("jion 3", "'jion' is not a command; did you mean join? type help for the list"),
         ("bot clever", "a bot plays planner, greedy or random, not 'clever'"),
         ("unbot", "unbot NAME: which of your bots? who shows their names"),
         ("resume one", "resume takes the number of a game in the list, not 'one'"),

@@ -19,6 +19,7 @@ meet them come from `legal_actions`, `offer_options` and `accepters`.
 
 from __future__ import annotations
 
+import difflib
 import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -176,8 +177,18 @@ def command_of(text: str, commands: Sequence[Command[HandlerT]]) -> tuple[Comman
         starting = [c.name for c in commands if c.name.startswith(word.casefold())]
         if starting:
             raise CommandError(f"'{word}' could be {join_words(starting, 'or')}; type more of it")
-        raise CommandError(f"'{word}' is not a command; type help for the list")
+        near = nearest_command_word(word, commands)
+        guess = f" did you mean {near}?" if near is not None else ""
+        raise CommandError(f"'{word}' is not a command;{guess} type help for the list")
     return command, rest.strip()
+
+
+def nearest_command_word(word: str, commands: Sequence[Command[HandlerT]]) -> str | None:
+    """The name or alias a mistyped word most likely meant ("hravest": harvest, "lsit": list),
+    if one is close enough to say so; a person then sees what to type, not only what not to."""
+    words = [spelled for c in commands for spelled in (c.name, *c.aliases)]
+    near = difflib.get_close_matches(word.casefold(), words, n=1, cutoff=0.75)
+    return near[0] if near else None
 
 
 # --- Game mode: the entry point --------------------------------------------------------------
@@ -1066,6 +1077,11 @@ def help_topic(rest: str, commands: Sequence[Command[HandlerT]]) -> str | None:
         return None
     command = find_command(word, commands)
     if command is None:
+        near = nearest_command_word(word, commands)
+        if near is not None:
+            raise CommandError(
+                f"there is no command '{word}'; did you mean help {near}? help alone lists them"
+            )
         raise CommandError(f"there is no command '{word}'; help lists them")
     return command.name
 
