@@ -318,7 +318,9 @@ async def test_a_firewalled_peer_port_times_out_while_the_lobby_works(make_lan) 
     for process in open_players:
         (blocked,) = events(process, "unreachable")
         assert blocked["seat"] == "P3" and blocked["kind"] == "PeerPortBlocked"
-        assert blocked["seconds"] >= 1.5  # a timeout, not a refusal
+        # The 1.5 s dial timeout, not a refusal (milliseconds). The agent times it with another
+        # clock than the reactor's timer: CI once read 1.4937 s.
+        assert blocked["seconds"] >= 1.0
         text = blocked["problem"]
         assert "although P3 is connected to the lobby" in text
         assert "firewall on P3's machine" in text and "allow TCP port 4000" in text
