@@ -289,10 +289,11 @@ def test_a_float_where_a_deck_map_holds_an_integer_is_refused():
 @settings(suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(messages, st.data())
 def test_a_byte_changed_in_a_deck_message_is_refused_or_is_its_encoding(message, data):
-    """For any deck message the encoder writes, a step message carrying it reads it back;
-    with any one byte of it changed, the step message is refused or reads as messages whose
-    encoding is exactly those bytes. The whole path is tried, as lockstep reads it: the step
-    body's canonical check sees integer widths, decode_message sees the rest."""
+    """For any deck message the encoder writes, with any one byte of it changed inside a step
+    message, the step message is refused or reads as messages whose encoding is exactly those
+    bytes (the unchanged round trip is test_every_message_survives_the_wire_exactly's). The whole
+    path is tried, as lockstep reads it: the step body's canonical check sees integer widths,
+    decode_message sees the rest."""
     payload = body_with_deck(message.to_wire())
     start = payload.index(msgpack.packb(message.to_wire(), use_bin_type=True))
     changed = bytearray(payload)
